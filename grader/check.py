@@ -1,0 +1,100 @@
+"""``softlookup check [DIR]``: grade one folder of modules and report it.
+
+Runs the checks with pytest in this process (the learner's code runs in
+workers, never here), prints a table per exercise and optionally writes
+Gradescope's results.json. Exit status: 0 at full marks, 1 otherwise, 2 for
+bad usage.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader import registry, sandbox
+from grader.cli import Parser
+from grader.results import SubmissionResult, render, write_gradescope
+
+
+class _Capture:
+    """A pytest plugin object that keeps the session's result for the caller."""
+
+    result: SubmissionResult | None = None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session):
+        from grader.plugin import RESULT
+
+        self.result = session.config.stash.get(RESULT, None)
+
+
+def parser() -> Parser:
+    p = Parser(prog="softlookup check", description="Grade a folder of exercise modules.")
+    p.add_argument("directory", nargs="?", default="assignments", type=Path,
+                   help="folder with softmax.py, lookup.py, ... (default: assignments)")
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write Gradescope's results.json to FILE")
+    p.add_argument("--exercise", action="append", choices=list(registry.BY_MODULE), metavar="NAME",
+                   help=f"grade only this exercise (repeatable): {', '.join(registry.BY_MODULE)}")
+    p.add_argument("--public", action="store_true", help="run the public checks only, not the hidden ones")
+    p.add_argument("--solutions", type=Path, help="reference solutions for hidden checks")
+    p.add_argument("--time-limit", type=float, metavar="SECONDS", help="per call into your code")
+    p.add_argument("--memory-limit", type=float, metavar="MB", help="memory your code may use (default 2048)")
+    p.add_argument("-v", "--verbose", action="store_true", help="show pytest's own output too")
+    return p
+
+
+def grade(directory: Path, exercises: list[registry.Exercise], hidden: bool = True,
+          extra: list[str] = (), verbose: bool = False) -> SubmissionResult:
+    """Run the checks of ``exercises`` on ``directory`` and return the result."""
+    sandbox.preload(["numpy", "grader.gpt2"] if any(e.needs_gpt2 for e in exercises) else ["numpy"])
+    files = [str(path) for exercise in exercises for path in exercise.check_files(hidden)]
+    args = [*files, f"--submission={directory}", "-p", "no:cacheprovider", f"--rootdir={registry.CHECKS_DIR}",
+            "-o", "addopts=", *extra]
+    capture = _Capture()
+    if verbose:
+        code = pytest.main(args, plugins=[capture])
+    else:
+        with contextlib.redirect_stdout(io.StringIO()) as output:
+            code = pytest.main([*args, "-q"], plugins=[capture])
+    if capture.result is None or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        detail = "" if verbose else output.getvalue().strip().splitlines()[-1:]
+        raise RuntimeError(f"the checks could not run (pytest exit {int(code)}): {' '.join(detail)}")
+    return capture.result
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    if not args.directory.is_dir():
+        print(f"softlookup check: {args.directory} is not a folder; give the folder that holds your "
+              "exercise modules (default: assignments)", file=sys.stderr)
+        return 2
+    if args.json and not args.json.parent.is_dir():
+        print(f"softlookup check: cannot write {args.json}: folder {args.json.parent} does not exist", file=sys.stderr)
+        return 2
+    exercises = [registry.exercise(name) for name in args.exercise] if args.exercise else list(registry.EXERCISES)
+    extra = []
+    if args.solutions:
+        extra.append(f"--solutions={args.solutions}")
+    if args.time_limit:
+        extra.append(f"--time-limit={args.time_limit}")
+    if args.memory_limit:
+        extra.append(f"--memory-limit={args.memory_limit}")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        result = grade(args.directory.resolve(), exercises, hidden=not args.public, extra=extra, verbose=args.verbose)
+    except RuntimeError as error:
+        print(f"softlookup check: {error}", file=sys.stderr)
+        return 2
+    result.submission = str(args.directory)
+
+    from rich.console import Console
+
+    render(result, Console(highlight=False))
+    if args.json:
+        write_gradescope(result, args.json)
+    return 0 if result.full_marks else 1

@@ -1,0 +1,111 @@
+"""Public checks for exercise 1, softmax. They need no reference solution."""
+
+import numpy as np
+import pytest
+
+from grader import judge
+
+# The scores of the two-number example (exercise 3) and the weights the lesson gives them.
+LESSON_SCORES = [-1.53, 2.44, 0.79, -1.05, -0.64]
+LESSON_WEIGHTS = [0.0147, 0.7768, 0.1492, 0.0237, 0.0357]  # shown to 0.01%
+
+SHAPES = {"vector": (5,), "matrix": (3, 4), "3-D": (2, 3, 4)}
+
+
+def scores(shape, seed=0):
+    return np.random.default_rng(seed).normal(0, 2, size=shape)
+
+
+def weights_of(submission, x, axis=-1, shape=None):
+    x = np.asarray(x, dtype=float)
+    return judge.array(submission.softmax.softmax(x, axis), "softmax's result", shape=shape or x.shape)
+
+
+def diagnose_sums(weights, axis):
+    """Name the likely mistake behind weights that do not sum to 1."""
+    sums = weights.sum(axis=axis)
+    if np.allclose(sums, sums.flat[0]) and not np.isclose(sums.flat[0], 1):
+        total = sums.flat[0]
+        if np.isclose(weights.max(axis=axis), 1).all():
+            return f"the weights sum to {total:.3g} and the largest is 1: did you divide by the max instead of the sum?"
+        return f"the weights sum to {total:.3g}: did you divide by the sum of the exponentials?"
+    return (f"sums along axis {axis} are {judge.show(sums)}, not all 1: "
+            "is the sum taken over the right axis, with keepdims=True?")
+
+
+def test_lesson_scores(submission):
+    """The two-number example: scores [-1.53, 2.44, 0.79, -1.05, -0.64] give 77.68% to "cat"."""
+    weights = weights_of(submission, LESSON_SCORES)
+    judge.close(weights, LESSON_WEIGHTS, "softmax of the lesson's scores", atol=6e-5, rtol=0,
+                hint=f"In percent you gave {judge.percent(weights)}; the lesson has "
+                     f"{judge.percent(LESSON_WEIGHTS)}. Softmax is exp(score) divided by the sum of exp(score).")
+
+
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+def test_weights_positive_and_sum_to_one(submission, shape):
+    """Weights are positive and sum to 1 along the last axis."""
+    weights = weights_of(submission, scores(shape))
+    judge.expect(np.all(weights > 0), f"some weights are not positive: {judge.show(weights)}. "
+                 "exp() of any finite score is positive, so every weight must be too.")
+    judge.expect(np.allclose(weights.sum(axis=-1), 1, atol=1e-9), diagnose_sums(weights, -1))
+
+
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+def test_keeps_shape(submission, shape):
+    """The weights have the shape of the scores."""
+    x = scores(shape, seed=1)
+    result = submission.softmax.softmax(x)
+    judge.array(result, f"softmax of an array of shape {shape}", shape=shape)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_axis(submission, axis):
+    """The weights sum to 1 along the axis asked for, not another one."""
+    weights = weights_of(submission, scores((3, 4), seed=2), axis=axis)
+    if not np.allclose(weights.sum(axis=axis), 1, atol=1e-9):
+        other = 0 if axis in (1, -1) else 1
+        if np.allclose(weights.sum(axis=other), 1, atol=1e-9):
+            judge.fail(f"with axis={axis} the weights sum to 1 along axis {other} instead: "
+                       "pass `axis` on to np.max and np.sum.")
+        judge.fail(diagnose_sums(weights, axis))
+
+
+def test_shift_invariance(submission):
+    """Adding the same number to every score changes nothing."""
+    x = scores((2, 5), seed=3)
+    base = weights_of(submission, x)
+    for shift in (-7.0, 3.5, 40.0):
+        judge.close(weights_of(submission, x + shift), base, f"softmax(scores + {shift:g})",
+                    atol=1e-9, rtol=1e-7,
+                    hint="exp(s + c) = exp(s) * exp(c), and the factor exp(c) cancels in the division.")
+
+
+@pytest.mark.parametrize("big", [1000.0, -1000.0], ids=["plus-1000", "minus-1000"])
+def test_large_scores(submission, big):
+    """Scores of +1000 or -1000 give finite weights: no overflow, no NaN."""
+    x = np.array([big, big - 1.0, big - 3.0])
+    result = submission.softmax.softmax(x)
+    weights = judge.array(result, f"softmax({judge.show(x)})", shape=(3,))
+    expected = np.exp([0.0, -1.0, -3.0]) / np.exp([0.0, -1.0, -3.0]).sum()
+    judge.close(weights, expected, f"softmax({judge.show(x)})", atol=1e-9,
+                hint="Only the differences between scores matter: subtract the largest score first.")
+
+
+def test_minus_infinity_gets_zero(submission):
+    """A score of -inf (a masked entry) gets a weight of exactly 0."""
+    x = np.array([[1.0, -np.inf, 0.5], [-np.inf, 2.0, -np.inf]])
+    weights = judge.array(submission.softmax.softmax(x), "softmax with -inf scores", shape=x.shape)
+    judge.expect(np.all(weights[np.isinf(x)] == 0),
+                 f"entries with score -inf got weights {judge.show(weights[np.isinf(x)])}, not exactly 0.")
+    judge.expect(np.allclose(weights.sum(axis=-1), 1, atol=1e-9), diagnose_sums(weights, -1))
+
+
+def test_sharpness_limits(submission):
+    """Scores times a big factor approach one-hot; times a tiny factor, equal weights."""
+    x = np.array([0.3, 1.2, -0.4, 0.9])
+    sharp = weights_of(submission, 200.0 * x)
+    judge.close(sharp, [0.0, 1.0, 0.0, 0.0], "softmax(200 * scores)", atol=1e-6,
+                hint="A large factor should give (almost) all the weight to the largest score.")
+    flat = weights_of(submission, 1e-6 * x)
+    judge.close(flat, [0.25] * 4, "softmax(0.000001 * scores)", atol=1e-5,
+                hint="Scores that are nearly equal should give nearly equal weights.")

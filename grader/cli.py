@@ -1,0 +1,39 @@
+"""``softlookup``: one command, one module per subcommand, each with a ``main``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMANDS = {
+    "check": ("grader.check", "grade a folder of exercise modules"),
+    "release": ("grader.release", "make assignments/ from solutions/"),
+}
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line that says what to do."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+USAGE = "usage: softlookup {" + ",".join(COMMANDS) + "} [options]   (softlookup COMMAND --help for more)"
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE)
+        for name, (_, summary) in COMMANDS.items():
+            print(f"  {name:<14}{summary}")
+        return 0 if argv else 2
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"softlookup: unknown command {name!r}; choose one of: {', '.join(COMMANDS)}", file=sys.stderr)
+        return 2
+    return importlib.import_module(COMMANDS[name][0]).main(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

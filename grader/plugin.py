@@ -1,0 +1,166 @@
+"""The pytest plugin: options, the ``submission`` fixture, points and results.
+
+Installed as a pytest11 entry point, so ``pytest grader/checks`` and
+``softlookup check`` run the very same checks. The plugin stays out of the
+way of any test outside ``grader/checks``.
+
+Fixtures for checks:
+
+* ``submission``: the learner's folder (``--submission``, default
+  ``assignments``); ``submission.lookup.soft_lookup(...)`` runs in a worker.
+* ``reference``: the reference solutions, for hidden checks.
+* ``kit``: the kit's own modules in a worker (``kit.gpt2...``), so the judge
+  never imports torch.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import registry, sandbox
+from grader.judge import CheckFailure
+from grader.results import CheckResult, SubmissionResult
+
+RESULT = pytest.StashKey[SubmissionResult]()
+_POOL = pytest.StashKey[sandbox.Pool]()
+_CASES = pytest.StashKey[dict]()
+_STARTED = pytest.StashKey[float]()
+
+KIT_LIMITS = sandbox.Limits(time=300.0, memory=16 * 2**30)  # the kit's own trusted code
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("softlookup", "softlookup grading")
+    group.addoption("--submission", default="assignments", metavar="DIR",
+                    help="folder with the learner's modules (default: assignments)")
+    group.addoption("--solutions", default=None, metavar="DIR",
+                    help="reference solutions for hidden checks (default: the kit's solutions/)")
+    group.addoption("--time-limit", type=float, default=None, metavar="SECONDS",
+                    help="wall time allowed per call into learner code (default: per exercise)")
+    group.addoption("--memory-limit", type=float, default=2048, metavar="MB",
+                    help="memory the learner's code may allocate (default: 2048 MB)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpt2_weights: needs the real GPT-2 weights; skipped without them")
+    config.stash[RESULT] = SubmissionResult(str(config.getoption("submission")))
+    config.stash[_CASES] = {}
+
+    def limits_for(module: str) -> sandbox.Limits:
+        if module.startswith("grader."):
+            return KIT_LIMITS
+        time_limit = config.getoption("time_limit") or registry.exercise(module).time_limit
+        return sandbox.Limits(time=time_limit, memory=int(config.getoption("memory_limit") * 2**20))
+
+    config.stash[_POOL] = sandbox.Pool(limits_for)
+
+
+def _check_of(item) -> tuple[registry.Exercise, bool] | None:
+    """(exercise, hidden) for an item under grader/checks, else None."""
+    path = Path(item.path)
+    if registry.CHECKS_DIR not in path.parents or not path.stem.startswith("test_"):
+        return None
+    return registry.exercise(path.stem[len("test_"):]), path.parent.name == "hidden"
+
+
+def pytest_collection_finish(session):
+    counts = session.config.stash[_CASES]
+    exercises = set()
+    for item in session.items:
+        found = _check_of(item)
+        if found is None:
+            continue
+        exercise, _ = found
+        exercises.add(exercise)
+        name = item.originalname
+        if name not in exercise.points:
+            raise pytest.UsageError(f"check {name} in {item.path.name} has no points in grader/registry.py")
+        counts[(exercise.module, name)] = counts.get((exercise.module, name), 0) + 1
+    if exercises:
+        folder = Path(session.config.getoption("submission"))
+        if not folder.is_dir():
+            raise pytest.UsageError(f"--submission: {folder} is not a folder; give the folder with your modules")
+        needs_torch = any(exercise.needs_gpt2 for exercise in exercises)
+        sandbox.preload(["numpy", "grader.gpt2"] if needs_torch else ["numpy"])
+        session.config.stash[_STARTED] = time.monotonic()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    found = _check_of(item)
+    # One result per check: from setup when it skipped or failed there, else from the call.
+    if found is None or report.when == "teardown" or (report.when == "setup" and report.passed):
+        return report
+    exercise, hidden = found
+    message = ""
+    if call.excinfo is not None:
+        error = call.excinfo.value
+        if isinstance(error, (CheckFailure, sandbox.SubmissionError)):
+            message = str(error)
+            report.longrepr = message  # the verdict, not a traceback through the judge
+        elif report.skipped:
+            message = str(getattr(error, "msg", error))
+        else:
+            message = f"the grader could not judge this ({type(error).__name__}: {error}); please report it"
+    share = exercise.points[item.originalname] / item.config.stash[_CASES][(exercise.module, item.originalname)]
+    outcome = "passed" if report.passed else "skipped" if report.skipped else "failed"
+    doc = (item.function.__doc__ or "").strip().splitlines()
+    item.config.stash[RESULT].add(
+        CheckResult(
+            exercise=exercise.module,
+            check=item.originalname,
+            case=item.callspec.id if hasattr(item, "callspec") else "",
+            title=doc[0].rstrip(".") if doc else "",
+            outcome=outcome,
+            points=share if report.passed else 0.0,
+            max_points=0.0 if report.skipped else share,
+            message=message,
+            hidden=hidden,
+        ),
+        exercise.title,
+        exercise.hints[0],
+    )
+    return report
+
+
+def pytest_sessionfinish(session):
+    if _STARTED in session.config.stash:
+        session.config.stash[RESULT].seconds = time.monotonic() - session.config.stash[_STARTED]
+    session.config.stash[_POOL].close()
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    result = config.stash[RESULT]
+    if result.exercises:
+        from rich.console import Console
+
+        from grader.results import render
+
+        terminalreporter.write_line("")
+        render(result, Console(file=terminalreporter._tw, force_terminal=terminalreporter.hasmarkup))
+
+
+# -- fixtures -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def submission(request):
+    folder = Path(request.config.getoption("submission")).resolve()
+    return sandbox.Namespace(request.config.stash[_POOL], str(folder))
+
+
+@pytest.fixture(scope="session")
+def reference(request):
+    folder = Path(request.config.getoption("solutions") or registry.KIT_ROOT / "solutions").resolve()
+    if not folder.is_dir():
+        pytest.skip(f"hidden checks need the reference solutions; {folder} is missing (--solutions DIR)")
+    return sandbox.Namespace(request.config.stash[_POOL], str(folder))
+
+
+@pytest.fixture(scope="session")
+def kit(request):
+    return sandbox.Namespace(request.config.stash[_POOL], None, package="grader")

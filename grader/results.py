@@ -1,0 +1,177 @@
+"""The result model: check -> exercise -> submission, and every format made from it.
+
+The pytest plugin fills it in; the terminal table, Gradescope's results.json
+and anything added later (CSV rows, feedback files) are functions of a
+:class:`SubmissionResult` and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class CheckResult:
+    exercise: str
+    check: str  # the test function's name, as in the registry
+    case: str  # the parameter id, or "" for an unparametrised check
+    title: str  # first line of the check's docstring
+    outcome: str  # "passed", "failed" or "skipped"
+    points: float
+    max_points: float
+    message: str = ""
+    hidden: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+
+@dataclass
+class ExerciseResult:
+    name: str
+    title: str
+    hint: str = ""  # the registry's first hint, shown when the exercise is not started
+    checks: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return sum(check.points for check in self.checks)
+
+    @property
+    def max_score(self) -> float:
+        return sum(check.max_points for check in self.checks)
+
+    @property
+    def status(self) -> str:
+        ran = [check for check in self.checks if check.outcome != "skipped"]
+        if ran and all("not implemented yet" in check.message for check in ran if not check.passed) \
+                and not any(check.passed for check in ran):
+            return "not started"
+        if self.score >= self.max_score - 1e-9:
+            return "done"
+        return "in progress"
+
+    def grouped(self) -> dict[tuple[str, bool], list[CheckResult]]:
+        """The cases of each check together, in the order they ran."""
+        groups: dict[tuple[str, bool], list[CheckResult]] = {}
+        for check in self.checks:
+            groups.setdefault((check.check, check.hidden), []).append(check)
+        return groups
+
+
+@dataclass
+class SubmissionResult:
+    submission: str
+    exercises: list[ExerciseResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return sum(exercise.score for exercise in self.exercises)
+
+    @property
+    def max_score(self) -> float:
+        return sum(exercise.max_score for exercise in self.exercises)
+
+    @property
+    def full_marks(self) -> bool:
+        return self.max_score > 0 and self.score >= self.max_score - 1e-9
+
+    def add(self, check: CheckResult, title: str, hint: str = ""):
+        for exercise in self.exercises:
+            if exercise.name == check.exercise:
+                break
+        else:
+            exercise = ExerciseResult(check.exercise, title, hint)
+            self.exercises.append(exercise)
+        exercise.checks.append(check)
+
+    def to_dict(self) -> dict:
+        return {
+            "submission": self.submission,
+            "score": self.score,
+            "max_score": self.max_score,
+            "seconds": round(self.seconds, 3),
+            "exercises": [
+                {"name": e.name, "title": e.title, "score": e.score, "max_score": e.max_score,
+                 "status": e.status, "checks": [asdict(c) for c in e.checks]}
+                for e in self.exercises
+            ],
+        }
+
+
+def gradescope(result: SubmissionResult) -> dict:
+    """Gradescope's results.json: one test per check, its cases added up.
+
+    Hidden checks are shown once grades are published ("after_published").
+    """
+    tests = []
+    for exercise in result.exercises:
+        for (name, hidden), cases in exercise.grouped().items():
+            failures = [c for c in cases if c.outcome == "failed"]
+            skips = [c for c in cases if c.outcome == "skipped"]
+            lines = [f"[{c.case}] {c.message}" if c.case else c.message for c in failures + skips]
+            tests.append({
+                "name": f"{exercise.name}: {cases[0].title or name}",
+                "score": round(sum(c.points for c in cases), 4),
+                "max_score": round(sum(c.max_points for c in cases), 4),
+                "output": "\n".join(lines) if lines else "Passed.",
+                "visibility": "after_published" if hidden else "visible",
+            })
+    return {
+        "score": round(result.score, 4),
+        "max_score": round(result.max_score, 4),
+        "execution_time": round(result.seconds, 3),
+        "tests": tests,
+    }
+
+
+def write_gradescope(result: SubmissionResult, path: Path):
+    path.write_text(json.dumps(gradescope(result), indent=2) + "\n")
+
+
+def render(result: SubmissionResult, console) -> None:
+    """The terminal report: a table per exercise, then each failed check's first message."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    for exercise in result.exercises:
+        table = Table(title=f"{exercise.name}.py: {escape(exercise.title)}", title_justify="left")
+        table.add_column("check")
+        table.add_column("points", justify="right")
+        table.add_column("result")
+        first_problem = {}
+        for (name, hidden), cases in exercise.grouped().items():
+            earned, possible = sum(c.points for c in cases), sum(c.max_points for c in cases)
+            failed = [c for c in cases if c.outcome == "failed"]
+            if all(c.outcome == "skipped" for c in cases):
+                verdict = "[yellow]skipped[/]"
+            elif failed:
+                verdict = f"[red]failed {len(failed)}/{len(cases)}[/]" if len(cases) > 1 else "[red]failed[/]"
+            else:
+                verdict = "[green]passed[/]"
+            problems = failed or [c for c in cases if c.outcome == "skipped"]
+            if problems:
+                first_problem[name] = problems[0]
+            label = escape(cases[0].title or name) + (" [dim](hidden)[/]" if hidden else "")
+            table.add_row(label, f"{_fmt(earned)}/{_fmt(possible)}", verdict)
+        console.print(table)
+        console.print(f"  [bold]{_fmt(exercise.score)}/{_fmt(exercise.max_score)}[/] points, {exercise.status}")
+        if exercise.status == "not started":
+            console.print(f"  {escape(next(iter(first_problem.values())).message)}")
+            if exercise.hint:
+                console.print(f"  [cyan]Hint:[/] {escape(exercise.hint)}")
+        else:
+            for name, check in first_problem.items():
+                colour = "yellow" if check.outcome == "skipped" else "red"
+                case = f" \\[{escape(check.case)}]" if check.case else ""
+                console.print(f"  [{colour}]✗ {name}{case}[/]: {escape(check.message)}")
+        console.print()
+    console.print(f"[bold]Total: {_fmt(result.score)}/{_fmt(result.max_score)}[/] ({result.seconds:.1f} s)")
+
+
+def _fmt(points: float) -> str:
+    return f"{points:g}" if abs(points - round(points)) < 1e-9 else f"{points:.2f}"
