@@ -23,8 +23,7 @@ def fail(message: str):
 def show(value, precision: int = 4) -> str:
     """A short, readable rendering of a received or expected value."""
     if isinstance(value, np.ndarray):
-        return np.array2string(value, precision=precision, suppress_small=True, threshold=40, edgeitems=3,
-                               max_line_width=100)
+        return np.array2string(value, precision=precision, threshold=24, edgeitems=2, max_line_width=100)
     if isinstance(value, float):
         return f"{value:.{precision}g}" if abs(value) < 1e5 else f"{value:.4e}"
     return repr(value)
@@ -87,14 +86,18 @@ def pair(value, what: str, names: str = "(output, weights)"):
     return value
 
 
-def close(received, expected, what: str, hint: str = "", atol: float = 1e-8, rtol: float = 1e-6):
+def close(received, expected, what: str, hint: str = "", atol: float = 1e-6, rtol: float = 1e-6):
     """Fail unless ``received`` matches ``expected`` within ``atol + rtol*|expected|``."""
     received_array = np.asarray(received, dtype=float)
     expected_array = np.asarray(expected, dtype=float)
     if received_array.shape != expected_array.shape:
         fail(f"{what}: expected shape {expected_array.shape}, received shape {received_array.shape}.")
     if not np.allclose(received_array, expected_array, atol=atol, rtol=rtol, equal_nan=False):
-        message = f"{what}: expected {show(expected)}, received {show(received)}"
+        if received_array.size == 1:  # enough digits to see the difference
+            digits = next((p for p in range(4, 17) if f"{received_array.item():.{p}g}" != f"{expected_array.item():.{p}g}"), 17)
+            message = f"{what}: expected {expected_array.item():.{digits}g}, received {received_array.item():.{digits}g}"
+        else:
+            message = f"{what}: expected {show(expected)}, received {show(received)}"
         if received_array.size > 1:
             worst = np.unravel_index(np.argmax(np.abs(received_array - expected_array)), received_array.shape)
             message += f" (largest difference at index {tuple(int(i) for i in worst)})"

@@ -79,6 +79,7 @@ def pytest_collection_finish(session):
         if name not in exercise.points:
             raise pytest.UsageError(f"check {name} in {item.path.name} has no points in grader/registry.py")
         counts[(exercise.module, name)] = counts.get((exercise.module, name), 0) + 1
+        _report_verdicts_plainly(item)
     if exercises:
         folder = Path(session.config.getoption("submission"))
         if not folder.is_dir():
@@ -86,6 +87,22 @@ def pytest_collection_finish(session):
         needs_torch = any(exercise.needs_gpt2 for exercise in exercises)
         sandbox.preload(["numpy", "grader.gpt2"] if needs_torch else ["numpy"])
         session.config.stash[_STARTED] = time.monotonic()
+
+
+def _report_verdicts_plainly(item):
+    """Make a failed check's report its verdict, not a traceback through the judge.
+
+    pytest would otherwise parse the source of every frame to draw a traceback
+    (about 0.2 s per failure) that a learner should not need to read.
+    """
+    traceback_report = item.repr_failure
+
+    def repr_failure(excinfo, *args, **kwargs):
+        if isinstance(excinfo.value, (CheckFailure, sandbox.SubmissionError)):
+            return str(excinfo.value)
+        return traceback_report(excinfo, *args, **kwargs)
+
+    item.repr_failure = repr_failure
 
 
 @pytest.hookimpl(wrapper=True)
@@ -101,7 +118,6 @@ def pytest_runtest_makereport(item, call):
         error = call.excinfo.value
         if isinstance(error, (CheckFailure, sandbox.SubmissionError)):
             message = str(error)
-            report.longrepr = message  # the verdict, not a traceback through the judge
         elif report.skipped:
             message = str(getattr(error, "msg", error))
         else:

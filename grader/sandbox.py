@@ -76,7 +76,7 @@ class SubmissionError(Exception):
 
     kind: str  # not_implemented, exception, syntax, exit, memory, encoding, timeout, crash
     message: str
-    function: str = ""
+    label: str = "your code"  # "lookup.soft_lookup()" or "importing lookup.py"
     where: tuple | None = None  # (file, line, code) in the learner's files
     output: str = ""
 
@@ -84,7 +84,7 @@ class SubmissionError(Exception):
         return self.explain()
 
     def explain(self) -> str:
-        name = f"{self.function}()" if self.function else "your code"
+        name = self.label
         place = ""
         if self.where:
             file, line, code = self.where
@@ -99,6 +99,8 @@ class SubmissionError(Exception):
             return f"{name} tried to end the program (sys.exit{self.message and f'({self.message})'}){place}; return a value instead."
         if self.kind == "syntax":
             return f"Python could not read your file: {self.message}{place}."
+        if self.kind == "missing":
+            return f"{self.message[0].upper()}{self.message[1:]}: put your file there, or check the folder name."
         if self.kind == "encoding":
             return f"{name} {self.message}."
         if self.kind == "crash":
@@ -183,7 +185,7 @@ class _Slot:
             answer = self._receive(timeout, stage)
             if answer.get("id") != self.next_id:
                 self.stop()
-                raise SubmissionError("crash", "sent a message the grader did not ask for", function)
+                raise SubmissionError("crash", "sent a message the grader did not ask for")
         return answer
 
     # -- what checks use ----------------------------------------------------------
@@ -193,6 +195,10 @@ class _Slot:
             raise self.import_error
         if function in self.hung:
             raise self.hung[function]
+        if self.directory and not os.path.isfile(os.path.join(self.directory, f"{self.module}.py")):
+            self.import_error = SubmissionError(
+                "missing", f"there is no {self.module}.py in {self.directory}", f"importing {self.module}.py")
+            raise self.import_error
         if self.process is None:  # a fresh worker imports first, so import problems say so
             try:
                 self._run("import", "", ())
@@ -207,13 +213,13 @@ class _Slot:
             raise
 
     def _run(self, op: str, function: str, args):
-        label = f"{self.module}.{function}" if function else self.module
+        label = f"{self.module}.{function}()" if op == "call" else f"importing {self.module}.py"
         try:
             answer = self._request(op, function, args, self.limits.time)
         except TimeoutError:
             raise SubmissionError("timeout", f"{self.limits.time:g} s", label) from None
         except SubmissionError as error:
-            error.function = label
+            error.label = label
             raise
         if "error" in answer:
             info = answer["error"]

@@ -1,6 +1,6 @@
 """Hidden checks for softmax: seeded random scores against the reference.
 
-Tolerance: absolute 1e-9 plus relative 1e-7 on each weight.
+Tolerance: absolute 1e-6 plus relative 1e-6 on each weight.
 """
 
 import numpy as np
@@ -17,4 +17,4 @@ def test_matches_reference(submission, reference, shape, axis):
     x = np.random.default_rng(sum(shape) * 10 + axis).normal(0, 3, size=shape)
     expected = reference.softmax.softmax(x, axis)
     received = judge.array(submission.softmax.softmax(x, axis), f"softmax(x, axis={axis})", shape=shape)
-    judge.close(received, expected, f"softmax of random scores of shape {shape}, axis={axis}", atol=1e-9, rtol=1e-7)
+    judge.close(received, expected, f"softmax of random scores of shape {shape}, axis={axis}")

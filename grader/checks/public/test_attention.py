@@ -1,0 +1,176 @@
+"""Public checks for exercise 3: attention with query, key and value vectors."""
+
+import numpy as np
+import pytest
+
+from grader import judge
+
+# The two-number example for "The cat sat on the": axis 1 "is a thing", axis 2 "is an action".
+TOKENS = ["The", "cat", "sat", "on", "the"]
+QUERY = np.array([1.40, 0.30])
+KEYS = np.array([[-0.9, -0.9], [1.7, 0.2], [0.2, 1.7], [-0.9, 0.7], [-0.2, -1.2]])
+LESSON_WEIGHTS = [0.0147, 0.7768, 0.1492, 0.0237, 0.0357]  # shown to 0.01%
+# The lesson gives no value vectors; the kit chose these (axes: "is a thing", "is alive", "is an action").
+# They differ from the keys on purpose: keys decide who is attended to, values what is handed over.
+VALUES = np.array([[0.1, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.2, 1.0], [0.2, 0.0, 0.1], [0.1, 0.0, 0.0]])
+
+
+def attend(submission, query, keys=KEYS, values=VALUES):
+    what = f"attend(query={judge.show(np.asarray(query))}, ...)"
+    output, weights = judge.pair(submission.attention.attend(query, keys, values), what)
+    return (judge.array(output, f"the output of {what}", shape=(values.shape[1],)),
+            judge.array(weights, f"the weights of {what}", shape=(len(keys),)))
+
+
+def sdpa(submission, Q, K, V, mask=None):
+    what = "scaled_dot_product_attention(Q, K, V" + (", mask)" if mask is not None else ")")
+    output, weights = judge.pair(submission.attention.scaled_dot_product_attention(Q, K, V, mask), what)
+    return (judge.array(output, f"the output of {what}", shape=(len(Q), V.shape[1])),
+            judge.array(weights, f"the weights of {what}", shape=(len(Q), len(K))))
+
+
+def random_qkv(seed, m=4, n=5, d=8, dv=3):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(m, d)), rng.normal(size=(n, d)), rng.normal(size=(n, dv))
+
+
+def test_two_number_example(submission):
+    """The two-number example: "the" gives "cat" 77.68% of its attention."""
+    _, weights = attend(submission, QUERY)
+    hint = "Score each key with its dot product with the query, then softmax."
+    flipped = np.exp(-KEYS @ QUERY) / np.exp(-KEYS @ QUERY).sum()
+    if np.allclose(weights, flipped, atol=1e-4):
+        hint = "The weights favour the keys that point *away* from the query: is the score's sign flipped?"
+    judge.close(weights, LESSON_WEIGHTS, "the weights over The/cat/sat/on/the", atol=6e-5, rtol=0,
+                hint=f"You gave {judge.percent(weights)}. {hint}")
+
+
+def test_output_mixes_values(submission):
+    """The output is the weighted sum of the value vectors (not of the keys)."""
+    output, weights = judge.pair(submission.attention.attend(QUERY, KEYS, VALUES), "attend(...)")
+    weights = judge.array(weights, "the weights of attend(...)", shape=(5,))
+    output = judge.array(output, "the output of attend(...)")
+    if output.shape == (2,) and np.allclose(output, weights @ KEYS, atol=1e-6):
+        judge.fail("The output is the weighted sum of the *keys*. Keys only decide the weights; the "
+                   "output is sum(weights[j] * values[j]).")
+    judge.close(output, weights @ VALUES, "the output", atol=1e-6,
+                hint="The output is sum over j of weights[j] * values[j] (weights @ values).")
+
+
+def test_attend_weights_sum_to_one(submission):
+    """attend's weights are positive and sum to 1."""
+    for seed in range(3):
+        Q, K, V = random_qkv(seed)
+        _, weights = attend(submission, Q[0], K, V)
+        judge.expect(np.all(weights > 0), f"some weights are not positive: {judge.show(weights)}.")
+        judge.close(weights.sum(), 1.0, "the sum of the weights", atol=1e-6, hint="Use softmax on the scores.")
+
+
+def test_query_length_is_sharpness(submission):
+    """Scaling the query by c multiplies every score by c: long queries are sharp, short ones bland."""
+    _, base = attend(submission, QUERY)
+    scores = np.log(base) - np.log(base[1])
+    for factor in (0.5, 3.0):
+        _, scaled = attend(submission, factor * QUERY)
+        judge.close(np.log(scaled) - np.log(scaled[1]), factor * scores,
+                    f"the log-weight differences for {factor:g} x query", atol=1e-6,
+                    hint="Scores are plain dot products query . key, which grow in proportion to the query.")
+    _, short = attend(submission, 1e-6 * QUERY)
+    judge.close(short, [0.2] * 5, "the weights for a very short query", atol=1e-5,
+                hint="A query of length ~0 scores every key ~0: equal weights, a bland average.")
+
+
+def test_output_inside_values(submission):
+    """The output is a convex combination: inside the box the value vectors span."""
+    for seed in range(3):
+        Q, K, V = random_qkv(seed, d=3)
+        output, _ = attend(submission, 4.0 * Q[0], K, V)
+        low, high = V.min(axis=0) - 1e-9, V.max(axis=0) + 1e-9
+        judge.expect(np.all((low <= output) & (output <= high)),
+                     f"the output {judge.show(output)} lies outside the range of the values "
+                     f"(from {judge.show(low)} to {judge.show(high)}): weights that are positive and sum to 1 "
+                     "can only average the values.")
+
+
+def test_scores_scaled_by_sqrt_d(submission):
+    """Scores are Q @ K.T divided by sqrt(d_k)."""
+    Q, K, V = random_qkv(3, d=16)
+    _, weights = sdpa(submission, Q, K, V)
+    raw = Q @ K.T
+    log_weights = np.log(weights)
+    centred = log_weights - log_weights.mean(axis=1, keepdims=True)
+    for divisor, mistake in [(1.0, "the scores are not divided by sqrt(d_k)"),
+                             (16.0, "the scores are divided by d_k, not sqrt(d_k)")]:
+        wrong = raw / divisor
+        if np.allclose(centred, wrong - wrong.mean(axis=1, keepdims=True), atol=1e-6):
+            judge.fail(f"With d_k = 16, {mistake}: divide Q @ K.T by sqrt(16) = 4.")
+    expected = raw / 4.0
+    judge.close(centred, expected - expected.mean(axis=1, keepdims=True),
+                "the log-weights (up to a constant per row) with d_k = 16", atol=1e-6,
+                hint="scores = Q @ K.T / sqrt(d_k) with d_k = K.shape[-1], then softmax along each row.")
+
+
+def test_matrix_output_mixes_values(submission):
+    """Each output row is its weights times V, and each row of weights sums to 1."""
+    Q, K, V = random_qkv(4)
+    output, weights = sdpa(submission, Q, K, V)
+    judge.close(weights.sum(axis=1), np.ones(len(Q)), "the row sums of the weights", atol=1e-6,
+                hint="Softmax each row (axis=-1): every query spreads exactly 1 unit of attention.")
+    judge.close(output, weights @ V, "the output", atol=1e-6, hint="output = weights @ V.")
+
+
+def test_mask_gives_exact_zero(submission):
+    """Masked pairs get a weight of exactly 0, and the rest still sum to 1."""
+    Q, K, V = random_qkv(5, m=3, n=4)
+    mask = np.array([[True, False, True, False], [False, True, True, True], [True, True, False, True]])
+    _, weights = sdpa(submission, Q, K, V, mask)
+    blocked = weights[~mask]
+    if np.any(blocked != 0):
+        hint = ("A large negative number such as -1e9 is fine; a small one such as -10 still leaves weight."
+                if np.all(blocked < 1e-3) else "Give masked scores -inf before softmax.")
+        judge.fail(f"masked pairs got weights {judge.show(blocked)}, not exactly 0. {hint}")
+    judge.close(weights.sum(axis=1), np.ones(3), "the row sums of the masked weights", atol=1e-6)
+
+
+def test_mask_true_means_allowed(submission):
+    """True in the mask means 'may attend': a one-allowed-key row puts all its weight there."""
+    Q, K, V = random_qkv(6, m=3, n=3)
+    mask = np.eye(3, dtype=bool)[[2, 0, 1]]
+    output, weights = sdpa(submission, Q, K, V, mask)
+    if np.allclose(weights[mask], 0):
+        judge.fail("The weights are 0 exactly where the mask is True: the mask is inverted. "
+                   "True means the query may attend to that key.")
+    judge.close(weights, mask.astype(float), "the weights when each row allows one key", atol=1e-6,
+                hint="With one allowed key per row, that key must get all the weight.")
+    judge.close(output, V[[2, 0, 1]], "the output when each row allows one key", atol=1e-6)
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 7])
+def test_causal_mask(submission, n):
+    """causal_mask(n) is True on and below the diagonal, False above."""
+    mask = submission.attention.causal_mask(n)
+    expected = np.tril(np.ones((n, n), dtype=bool))
+    received = judge.array(mask, f"causal_mask({n})", shape=(n, n))
+    judge.expect(isinstance(mask, np.ndarray) and mask.dtype == bool,
+                 f"causal_mask({n}) must be a boolean array; received "
+                 f"{mask.dtype if isinstance(mask, np.ndarray) else type(mask).__name__}.")
+    if n > 1 and np.array_equal(received, expected.T):
+        judge.fail(f"causal_mask({n}) is True *above* the diagonal: that lets tokens see the future. "
+                   "Row i (the query) may see columns 0..i.")
+    if np.array_equal(received, np.tril(expected, -1)):
+        judge.fail(f"causal_mask({n}) is False on the diagonal: a token may always attend to itself.")
+    judge.expect(np.array_equal(received, expected),
+                 f"causal_mask({n}): expected\n{expected.astype(int)}\nreceived\n{received.astype(int)}")
+
+
+def test_causal_attention(submission):
+    """With a causal mask, token 0 attends only to itself and nobody sees the future."""
+    n = 5
+    Q, K, V = random_qkv(7, m=n, n=n)
+    mask = np.tril(np.ones((n, n), dtype=bool))
+    output, weights = sdpa(submission, Q, K, V, mask)
+    judge.expect(np.all(np.triu(weights, 1) == 0),
+                 f"weights above the diagonal are not 0:\n{judge.show(weights)}")
+    judge.close(weights[0], np.eye(n)[0], "the first row of the weights", atol=1e-6,
+                hint="The first token can only see itself, so it gives itself weight 1.")
+    judge.close(output[0], V[0], "the first output row", atol=1e-6)

@@ -1,0 +1,163 @@
+"""Public checks for exercise 2: exact, nearest and soft lookup of house prices."""
+
+import numpy as np
+import pytest
+
+from grader import judge
+
+BEDROOMS = [1.0, 2.0, 4.0, 5.0]
+PRICES = [150.0, 210.0, 340.0, 420.0]  # thousands of pounds
+
+# The lesson's table for query 3 and sharpness 1.5.
+LESSON_WEIGHTS = [0.0054935, 0.4945065, 0.4945065, 0.0054935]
+LESSON_ANSWER = 275.1099
+
+
+def soft(submission, query, sharpness, keys=BEDROOMS, values=PRICES):
+    """The learner's (answer, weights) for one query, checked for type and shape."""
+    what = f"soft_lookup({query:g}, ..., sharpness={sharpness:g})"
+    answer, weights = judge.pair(submission.lookup.soft_lookup(query, keys, values, sharpness), what,
+                                 "(answer, weights)")
+    return judge.number(answer, f"the answer of {what}"), judge.array(weights, f"the weights of {what}",
+                                                                       shape=(len(keys),))
+
+
+def test_exact_lookup_finds_key(submission):
+    """An exact lookup finds the price of a key that is in the records."""
+    for query, price in zip(BEDROOMS, PRICES):
+        found = submission.lookup.exact_lookup(query, BEDROOMS, PRICES)
+        judge.expect(found is not None, f"exact_lookup({query:g}, ...) returned None, but key {query:g} is there.")
+        judge.close(judge.number(found, f"exact_lookup({query:g}, ...)"), price, f"exact_lookup({query:g}, ...)",
+                    hint="Return the value stored with the matching key, not the key or its position.")
+
+
+@pytest.mark.parametrize("query", [3.0, 0.0, 2.5, 6.0])
+def test_exact_lookup_missing_key(submission, query):
+    """An exact lookup of a key that is not there returns None."""
+    found = submission.lookup.exact_lookup(query, BEDROOMS, PRICES)
+    judge.expect(found is None, f"exact_lookup({query:g}, ...) returned {judge.show(found)}; no house has "
+                 f"{query:g} bedrooms, so the answer is None: an exact lookup finds nothing when nothing matches.")
+
+
+def test_nearest_lookup(submission):
+    """The nearest match returns the price of the closest key, and jumps between keys."""
+    for query, price in [(1.2, 150.0), (2.2, 210.0), (2.9, 210.0), (3.1, 340.0), (4.6, 420.0), (9.0, 420.0),
+                         (-3.0, 150.0)]:
+        found = judge.number(submission.lookup.nearest_lookup(query, BEDROOMS, PRICES),
+                             f"nearest_lookup({query:g}, ...)")
+        hint = "Pick the key with the smallest |query - key| and return its value."
+        if found in PRICES and found != price:
+            far = PRICES[int(np.argmax(np.abs(np.array(BEDROOMS) - query)))]
+            if found == far:
+                hint = "That is the value of the *farthest* key: use argmin, not argmax."
+        judge.close(found, price, f"nearest_lookup({query:g}, ...)", hint=hint)
+
+
+def test_nearest_tie_rule(submission):
+    """Equally close keys: the one that comes first in `keys` wins."""
+    found = judge.number(submission.lookup.nearest_lookup(3.0, BEDROOMS, PRICES), "nearest_lookup(3, ...)")
+    judge.close(found, 210.0, "nearest_lookup(3, ...) with keys [1, 2, 4, 5]",
+                hint="Keys 2 and 4 are both 1 away from 3; the tie rule gives the first of them in `keys`.")
+    reordered = judge.number(submission.lookup.nearest_lookup(3.0, [5.0, 4.0, 2.0, 1.0], [420.0, 340.0, 210.0, 150.0]),
+                             "nearest_lookup(3, ...) with keys [5, 4, 2, 1]")
+    judge.close(reordered, 340.0, "nearest_lookup(3, ...) with keys [5, 4, 2, 1]",
+                hint="With the keys listed as [5, 4, 2, 1], key 4 comes before key 2, so it wins the tie.")
+
+
+def test_lesson_table(submission):
+    """Query 3, sharpness 1.5: weights 0.55% / 49.45% / 49.45% / 0.55%, answer £275.11k."""
+    answer, weights = soft(submission, 3.0, 1.5)
+    hint = "Score each key with -sharpness * (query - key)**2, then softmax."
+    if np.allclose(weights, 0.25, atol=1e-3):
+        hint = "All weights are equal: are the scores computed from the distance to the query?"
+    judge.close(weights, LESSON_WEIGHTS, "the weights for query 3", atol=5e-6, rtol=0,
+                hint=f"You gave {judge.percent(weights)}. {hint}")
+    keys_mix = float(np.dot(weights, BEDROOMS))
+    hint = "The answer is sum(weights * values)."
+    if np.isclose(answer, keys_mix, atol=1e-6):
+        hint = "That is the weighted average of the *keys* (bedrooms); average the values (prices) instead."
+    judge.close(answer, LESSON_ANSWER, "the answer for query 3", atol=1e-3, rtol=0, hint=hint)
+
+
+@pytest.mark.parametrize("sharpness", [0.1, 1.5, 10.0])
+def test_soft_weights_sum_to_one(submission, sharpness):
+    """Soft-lookup weights are positive and sum to 1."""
+    for query in (0.5, 2.5, 4.2):
+        _, weights = soft(submission, query, sharpness)
+        judge.expect(np.all(weights >= 0), f"negative weights {judge.show(weights)} for query {query:g}.")
+        judge.close(weights.sum(), 1.0, f"the sum of the weights for query {query:g}", atol=1e-6,
+                    hint="Turn the scores into weights with softmax, which divides by the sum.")
+
+
+def test_soft_answer_within_values(submission):
+    """The soft answer is a weighted average: it never leaves the range of the prices."""
+    for sharpness in (0.05, 1.5, 20.0):
+        for query in np.linspace(-2, 8, 11):
+            answer, weights = soft(submission, float(query), sharpness)
+            judge.expect(min(PRICES) - 1e-9 <= answer <= max(PRICES) + 1e-9,
+                         f"soft_lookup({query:g}, sharpness={sharpness:g}) answered {answer:.6g}, outside the "
+                         f"prices' range [{min(PRICES):g}, {max(PRICES):g}]. Weights that are positive and sum "
+                         "to 1 can only average the values, never go beyond them.")
+
+
+def test_squared_distance_scores(submission):
+    """Weights follow score = -sharpness * (query - key)^2: ratios match exp(score differences)."""
+    query, sharpness = 2.6, 0.7
+    _, weights = soft(submission, query, sharpness)
+    judge.expect(np.all(weights > 0), f"weights {judge.show(weights)} must all be positive.")
+    distances = np.array(BEDROOMS) - query
+    log_ratios = np.log(weights) - np.log(weights[1])  # relative to key 2, the closest
+    expected = -sharpness * (distances**2 - distances[1] ** 2)
+    if not np.allclose(log_ratios, expected, atol=1e-6):
+        hints = {
+            "the sign of the score is flipped: closer keys must get MORE weight (score = -sharpness * d^2)":
+                -expected,
+            "the distance is not squared (|query - key| instead of (query - key)^2)":
+                -sharpness * (np.abs(distances) - abs(distances[1])),
+            "`sharpness` is ignored: the scores must be multiplied by it": expected / sharpness,
+        }
+        for mistake, pattern in hints.items():
+            if np.allclose(log_ratios, pattern, atol=1e-6):
+                judge.fail(f"For query {query:g} and sharpness {sharpness:g} your weights are "
+                           f"{judge.percent(weights)}: {mistake}.")
+        judge.fail(f"For query {query:g} and sharpness {sharpness:g} your weights {judge.percent(weights)} "
+                   "do not follow score = -sharpness * (query - key)^2.")
+
+
+def test_soft_answer_is_smooth(submission):
+    """The soft answer moves smoothly with the query, where the nearest match jumps."""
+    queries = np.round(np.arange(1.0, 5.0001, 0.05), 10)
+    answers = np.array([soft(submission, float(q), 1.5)[0] for q in queries])
+    steps = np.abs(np.diff(answers))
+    worst = int(np.argmax(steps))
+    judge.expect(steps[worst] < 15.0,
+                 f"between queries {queries[worst]:g} and {queries[worst + 1]:g} the soft answer jumps from "
+                 f"{answers[worst]:.2f} to {answers[worst + 1]:.2f}. A soft lookup blends all values, so a small "
+                 "move of the query should move the answer only a little: is it picking one value instead?")
+
+
+def test_sharpness_limits(submission):
+    """High sharpness approaches the nearest match; sharpness near 0 approaches the mean price."""
+    for query, nearest in [(2.2, 210.0), (4.6, 420.0), (1.4, 150.0)]:
+        answer, _ = soft(submission, query, 200.0)
+        judge.close(answer, nearest, f"soft_lookup({query:g}, sharpness=200)", atol=0.01,
+                    hint="A very sharp lookup should give all the weight to the closest key.")
+    answer, _ = soft(submission, 3.7, 1e-7)
+    judge.close(answer, float(np.mean(PRICES)), "soft_lookup(3.7, sharpness=0.0000001)", atol=0.01,
+                hint="With sharpness near 0 every score is near 0, the weights are equal, and the answer "
+                     "is the plain mean of the prices.")
+
+
+def test_many_queries(submission):
+    """An array of queries gives an array of answers and a (queries x keys) weight matrix."""
+    queries = np.array([1.0, 2.5, 3.0, 4.75])
+    result = judge.pair(submission.lookup.soft_lookup(queries, BEDROOMS, PRICES, 1.5),
+                        "soft_lookup(array of 4 queries, ...)", "(answers, weights)")
+    answers = judge.array(result[0], "the answers for 4 queries", shape=(4,))
+    weights = judge.array(result[1], "the weights for 4 queries (one row per query)", shape=(4, 4))
+    for row, query in enumerate(queries):
+        one_answer, one_weights = soft(submission, float(query), 1.5)
+        judge.close(weights[row], one_weights, f"row {row} of the weights (query {query:g})", atol=1e-6,
+                    hint="Row i must be the weights of query i alone: give the queries a new axis, "
+                         "queries[:, None] - keys, and softmax along the last axis.")
+        judge.close(answers[row], one_answer, f"answer {row} (query {query:g})", atol=1e-6)

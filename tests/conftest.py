@@ -1,0 +1,64 @@
+"""Helpers for the kit's own tests: build a submission folder, grade it, read the result."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # the hub is unreachable here; fail fast instead of retrying
+
+from grader import registry, sandbox  # noqa: E402
+from grader.check import grade  # noqa: E402
+
+SOLUTIONS = registry.KIT_ROOT / "solutions"
+ASSIGNMENTS = registry.KIT_ROOT / "assignments"
+
+
+def pytest_configure(config):
+    # One fork server for the whole run, with torch already imported, so every
+    # GPT-2 grading below forks a worker instead of importing torch again.
+    sandbox.preload(["numpy", "grader.gpt2"])
+
+
+def make_submission(folder: Path, files: dict[str, str] | None = None, append: dict[str, str] | None = None) -> Path:
+    """A copy of the reference solutions, with whole files replaced or code appended.
+
+    Appended code redefines a function, so a wrong implementation is written
+    as just the function it changes.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    for source in SOLUTIONS.glob("*.py"):
+        shutil.copy(source, folder / source.name)
+    for name, text in (files or {}).items():
+        (folder / f"{name}.py").write_text(text)
+    for name, code in (append or {}).items():
+        with open(folder / f"{name}.py", "a") as handle:
+            handle.write("\n\n" + code.strip() + "\n")
+    return folder
+
+
+def run(folder: Path, modules: list[str] | None = None, hidden: bool = True, time_limit: float | None = None):
+    """Grade ``folder`` in this process, the way ``softlookup check`` does."""
+    exercises = [registry.exercise(m) for m in modules] if modules else list(registry.EXERCISES)
+    extra = [f"--time-limit={time_limit}"] if time_limit else []
+    return grade(folder, exercises, hidden=hidden, extra=extra)
+
+
+def failures(result, check: str) -> list[str]:
+    """The messages of every failed case of one check."""
+    return [c.message for e in result.exercises for c in e.checks if c.check == check and c.outcome == "failed"]
+
+
+def exercise_score(result, module: str) -> tuple[float, float]:
+    for exercise in result.exercises:
+        if exercise.name == module:
+            return exercise.score, exercise.max_score
+    raise KeyError(module)
+
+
+@pytest.fixture
+def submission_dir(tmp_path):
+    return lambda files=None, append=None: make_submission(tmp_path / "submission", files, append)
