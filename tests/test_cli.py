@@ -1,0 +1,93 @@
+"""The commands as a learner or an instructor types them."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ASSIGNMENTS, SOLUTIONS
+from grader import registry
+
+SOFTLOOKUP = [sys.executable, "-m", "grader.cli"]
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "120"}
+
+
+def softlookup(*args, cwd=None):
+    return subprocess.run([*SOFTLOOKUP, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=ENV,
+                          timeout=600)
+
+
+def test_check_starting_point_lists_every_exercise_at_zero(tmp_path):
+    shutil.copytree(ASSIGNMENTS, tmp_path / "assignments")
+    done = softlookup("check", cwd=tmp_path)  # the default folder is ./assignments
+    assert done.returncode == 1, done.stderr
+    for exercise in registry.EXERCISES:
+        assert f"{exercise.module}.py" in done.stdout
+        assert f"0/{exercise.max_points:g} points, not started" in done.stdout
+    assert "Hint:" in done.stdout
+
+
+def test_check_solutions_writes_gradescope_json(tmp_path):
+    out = tmp_path / "results.json"
+    done = softlookup("check", SOLUTIONS, "--json", out)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads(out.read_text())
+    assert results["score"] == results["max_score"] == sum(e.max_points for e in registry.EXERCISES)
+    assert results["tests"]
+    for test in results["tests"]:
+        assert set(test) >= {"name", "score", "max_score", "output", "visibility"}
+        assert test["visibility"] in ("visible", "after_published")
+    assert sum(t["max_score"] for t in results["tests"]) == pytest.approx(results["max_score"])
+
+
+def test_failed_check_shows_its_hint(tmp_path):
+    folder = tmp_path / "s"
+    shutil.copytree(SOLUTIONS, folder)
+    with open(folder / "softmax.py", "a") as handle:
+        handle.write("\ndef softmax(x, axis=-1):\n    e = np.exp(x)\n    return e / e.sum(axis=axis, keepdims=True)\n")
+    done = softlookup("check", folder, "--exercise", "softmax", "--public")
+    assert done.returncode == 1
+    assert "subtract the largest score" in done.stdout
+    assert "(hidden)" not in done.stdout
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["check", "no-such-folder"], "is not a folder"),
+    (["check", "--no-such-option"], "unrecognized arguments"),
+    (["check", "--exercise", "nonsense"], "invalid choice"),
+    (["check", str(SOLUTIONS), "--json", "/no/such/dir/r.json"], "does not exist"),
+    (["frobnicate"], "unknown command"),
+    ([], "usage"),
+])
+def test_bad_usage_is_one_line_and_exit_2(args, fragment):
+    done = softlookup(*args)
+    assert done.returncode == 2
+    message = (done.stderr or done.stdout).strip()
+    assert fragment in message
+    if args:
+        assert len(message.splitlines()) == 1, message
+
+
+def test_release_check_reports_stale_assignments(tmp_path):
+    shutil.copytree(ASSIGNMENTS, tmp_path / "assignments")
+    assert softlookup("release", "--check", "--assignments", tmp_path / "assignments").returncode == 0
+    (tmp_path / "assignments" / "lookup.py").write_text("# edited by hand\n")
+    done = softlookup("release", "--check", "--assignments", tmp_path / "assignments")
+    assert done.returncode == 1 and "lookup.py" in done.stderr
+    assert softlookup("release", "--assignments", tmp_path / "assignments").returncode == 0
+    assert softlookup("release", "--check", "--assignments", tmp_path / "assignments").returncode == 0
+
+
+@pytest.mark.parametrize("folder,code", [(SOLUTIONS, 0), (ASSIGNMENTS, 1)])
+def test_plain_pytest_runs_the_same_checks(folder, code):
+    done = subprocess.run([sys.executable, "-m", "pytest", str(registry.CHECKS_DIR / "public"),
+                           f"--submission={folder}", "-q", "-p", "no:cacheprovider"],
+                          capture_output=True, text=True, env=ENV, timeout=600)
+    assert done.returncode == code, done.stdout[-2000:]
+    assert "Total:" in done.stdout
+    if code:
+        assert "not implemented yet" in done.stdout
+        assert "Traceback" not in done.stdout

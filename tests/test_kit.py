@@ -1,0 +1,124 @@
+"""The kit checks itself (rustlings-style): registry, solutions, stubs and tolerances agree."""
+
+import ast
+
+import pytest
+
+from conftest import ASSIGNMENTS, SOLUTIONS, make_submission, run
+from grader import registry, release
+
+
+def defined_functions(path):
+    return {node.name for node in ast.parse(path.read_text()).body if isinstance(node, ast.FunctionDef)}
+
+
+@pytest.mark.parametrize("exercise", registry.EXERCISES, ids=lambda e: e.module)
+def test_exercise_is_complete(exercise):
+    assert exercise.hints and all(hint.strip() for hint in exercise.hints)
+    assert exercise.title
+    for tree in (SOLUTIONS, ASSIGNMENTS):
+        assert set(exercise.functions) <= defined_functions(tree / f"{exercise.module}.py"), tree
+    checks = set()
+    for path in exercise.check_files(hidden=True):
+        checks |= {name for name in defined_functions(path) if name.startswith("test_")}
+    assert checks == set(exercise.points), "checks and registry points disagree"
+    assert all(points >= 0 for points in exercise.points.values())
+
+
+def test_assignments_are_up_to_date():
+    plan = release.planned(SOLUTIONS, ASSIGNMENTS)
+    stale = [path.name for path, text in plan.items() if not path.exists() or path.read_text() != text]
+    assert not stale, f"run `softlookup release`: {stale}"
+
+
+def test_stub_replaces_only_solution_regions():
+    source = 'def f(x):\n    """Doc."""\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n\nY = 1\n'
+    stub = release.make_stub(source)
+    assert '"""Doc."""' in stub and "Y = 1" in stub and "return x" not in stub
+    assert '    raise NotImplementedError("f(): replace this line with your code")' in stub
+    compile(stub, "stub", "exec")
+
+
+@pytest.mark.parametrize("source", [
+    "def f():\n    ### BEGIN SOLUTION\n    return 1\n",
+    "def f():\n    return 1\n    ### END SOLUTION\n",
+    "def f():\n    ### BEGIN SOLUTION\n    ### BEGIN SOLUTION\n",
+])
+def test_unbalanced_markers_are_refused(source):
+    with pytest.raises(release.MarkerError):
+        release.make_stub(source)
+
+
+def test_solutions_earn_full_marks():
+    result = run(SOLUTIONS)
+    failed = [(c.exercise, c.check, c.message) for e in result.exercises for c in e.checks if c.outcome == "failed"]
+    assert not failed
+    assert result.full_marks
+    assert {e.name for e in result.exercises} == set(registry.BY_MODULE)
+
+
+def test_stubs_earn_nothing():
+    result = run(ASSIGNMENTS)
+    assert result.score == 0
+    assert all(e.status == "not started" for e in result.exercises)
+    assert all("not implemented yet" in c.message for e in result.exercises for c in e.checks
+               if c.outcome == "failed")
+
+
+# Right answers written differently must not lose points (the second-worst bug).
+OTHER_RIGHT_ANSWERS = {
+    "float32 everywhere": {
+        "softmax": """
+def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=np.float32)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+""",
+    },
+    "plain Python loops and lists": {
+        "lookup": """
+def exact_lookup(query, keys, values):
+    table = dict(zip(keys, values))
+    return table.get(query)
+
+def nearest_lookup(query, keys, values):
+    best = 0
+    for j in range(len(keys)):
+        if abs(keys[j] - query) < abs(keys[best] - query):
+            best = j
+    return values[best]
+
+def soft_lookup(query, keys, values, sharpness=1.0):
+    if np.ndim(query) == 1:
+        pairs = [soft_lookup(float(q), keys, values, sharpness) for q in query]
+        return np.array([a for a, _ in pairs]), np.array([w for _, w in pairs])
+    weights = softmax(np.array([-sharpness * (query - k) ** 2 for k in keys]))
+    return sum(w * v for w, v in zip(weights, values)), list(weights)
+""",
+    },
+    "masked with -1e9 and einsum": {
+        "attention": """
+def attend(query, keys, values):
+    weights = softmax(np.einsum("d,nd->n", query, keys))
+    return np.einsum("n,nv->v", weights, values), weights
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = np.einsum("md,nd->mn", Q, K) / np.sqrt(np.shape(K)[1])
+    if mask is not None:
+        scores = np.where(mask, scores, -1e9)
+    weights = softmax(scores)
+    return weights @ V, weights
+
+def causal_mask(n):
+    return np.arange(n)[:, None] >= np.arange(n)[None, :]
+""",
+    },
+}
+
+
+@pytest.mark.parametrize("variant", OTHER_RIGHT_ANSWERS, ids=list(OTHER_RIGHT_ANSWERS))
+def test_other_right_answers_earn_full_marks(tmp_path, variant):
+    modules = OTHER_RIGHT_ANSWERS[variant]
+    result = run(make_submission(tmp_path / "s", append=modules), list(modules))
+    failed = [(c.check, c.message) for e in result.exercises for c in e.checks if c.outcome == "failed"]
+    assert not failed
