@@ -92,16 +92,24 @@ def close(received, expected, what: str, hint: str = "", atol: float = 1e-6, rto
     expected_array = np.asarray(expected, dtype=float)
     if received_array.shape != expected_array.shape:
         fail(f"{what}: expected shape {expected_array.shape}, received shape {received_array.shape}.")
-    if not np.allclose(received_array, expected_array, atol=atol, rtol=rtol, equal_nan=False):
-        if received_array.size == 1:  # enough digits to see the difference
-            digits = next((p for p in range(4, 17) if f"{received_array.item():.{p}g}" != f"{expected_array.item():.{p}g}"), 17)
-            message = f"{what}: expected {expected_array.item():.{digits}g}, received {received_array.item():.{digits}g}"
+    if np.allclose(received_array, expected_array, atol=atol, rtol=rtol, equal_nan=False):
+        return
+    if received_array.size == 1:  # enough digits to see the difference
+        a, b = expected_array.item(), received_array.item()
+        digits = next((p for p in range(4, 17) if f"{a:.{p}g}" != f"{b:.{p}g}"), 17)
+        message = f"{what}: expected {a:.{digits}g}, received {b:.{digits}g}"
+    else:
+        wrong = ~np.isclose(received_array, expected_array, atol=atol, rtol=rtol)
+        worst = np.unravel_index(np.argmax(np.where(wrong, np.abs(received_array - expected_array), -1)),
+                                 received_array.shape)
+        index = tuple(int(i) for i in worst)
+        if received_array.size <= 24:
+            message = f"{what}: expected {show(expected_array)}, received {show(received_array)}"
         else:
-            message = f"{what}: expected {show(expected)}, received {show(received)}"
-        if received_array.size > 1:
-            worst = np.unravel_index(np.argmax(np.abs(received_array - expected_array)), received_array.shape)
-            message += f" (largest difference at index {tuple(int(i) for i in worst)})"
-        fail(message + (f". {hint}" if hint else "."))
+            message = f"{what}: {int(wrong.sum())} of {wrong.size} entries are off"
+        message += (f" (largest difference at index {index}: expected {show(float(expected_array[index]))}, "
+                    f"received {show(float(received_array[index]))})")
+    fail(message + (f". {hint}" if hint else "."))
 
 
 def expect(condition, message: str):

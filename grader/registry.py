@@ -122,6 +122,40 @@ EXERCISES: tuple[Exercise, ...] = (
             "causal_mask(n): np.tril(np.ones((n, n), dtype=bool)).",
         ),
     ),
+    Exercise(
+        module="gpt2_heads",
+        title="Inside GPT-2: one head's soft lookup",
+        functions=("head_pattern", "attention_share", "layer_average", "recompute_head_pattern"),
+        points={
+            "test_tokens": 1,
+            "test_head_pattern": 3,
+            "test_pattern_is_causal_weights": 1,
+            "test_attention_share": 2,
+            "test_attention_share_unknown_token": 1,
+            "test_layer_average": 2,
+            "test_recompute_head_pattern": 4,
+            # The lesson's claims need GPT-2 small's weights: checked where they exist, worth no
+            # points, so a class's scores do not depend on which machine graded them.
+            "test_lesson_claim_head_4_3": 0,
+            "test_lesson_claim_layer_4_average": 0,
+            "test_head_pattern_matches_reference": 2,
+            "test_attention_share_matches_reference": 1,
+            "test_layer_average_matches_reference": 1,
+            "test_recompute_matches_reference": 2,
+        },
+        hints=(
+            "head_pattern: ids = tokenizer(text, return_tensors='pt')['input_ids']; "
+            "model(ids, output_attentions=True).attentions[layer][0, head] is the pattern.",
+            "attention_share: strip a leading 'Ġ' or ' ' from every token and from both names, find the "
+            "first position of each, and read pattern[from_row, to_column].",
+            "layer_average: the same attentions[layer][0], averaged over the head axis (dim 0).",
+            "recompute_head_pattern: hidden_states[layer] -> block.ln_1 -> block.attn.c_attn -> split into "
+            "q, k, v -> the head's 64 (head size) columns -> q @ k.T / sqrt(head size) -> mask the future "
+            "-> softmax.",
+        ),
+        time_limit=30.0,
+        needs_gpt2=True,
+    ),
 )
 
 BY_MODULE = {exercise.module: exercise for exercise in EXERCISES}

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 import types
 from contextlib import contextmanager
@@ -117,6 +119,7 @@ class _Slot:
     limits: Limits
     process: multiprocessing.Process | None = None
     conn: object = None
+    scratch: str | None = None  # the worker's working folder, removed with it
     next_id: int = 0
     import_error: SubmissionError | None = None
     hung: dict = field(default_factory=dict)  # function -> the timeout error it gave
@@ -124,7 +127,8 @@ class _Slot:
     # -- process life ---------------------------------------------------------
     def start(self):
         parent, child = _context.Pipe()
-        settings = Settings(directory=self.directory, memory_limit=self.limits.memory)
+        self.scratch = tempfile.mkdtemp(prefix="softlookup-worker-")
+        settings = Settings(directory=self.directory, scratch=self.scratch, memory_limit=self.limits.memory)
         self.process = _context.Process(target=serve, args=(child, settings), daemon=True)
         with _without_main_module():
             self.process.start()
@@ -141,7 +145,8 @@ class _Slot:
             self.process.kill()
             self.process.join(5)
             self.conn.close()
-        self.process = self.conn = None
+            shutil.rmtree(self.scratch, ignore_errors=True)
+        self.process = self.conn = self.scratch = None
 
     # -- messages ---------------------------------------------------------------
     def _receive(self, timeout: float, stage: str) -> dict:

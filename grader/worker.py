@@ -22,7 +22,6 @@ import os
 import resource
 import signal
 import sys
-import tempfile
 import traceback
 from dataclasses import dataclass
 
@@ -34,6 +33,7 @@ OUTPUT_CAP = 20_000  # characters of printed output kept per call
 @dataclass(frozen=True)
 class Settings:
     directory: str | None  # put first on sys.path; None for the kit's own modules
+    scratch: str  # an empty folder to work in; the judge removes it
     memory_limit: int  # bytes of address space the learner may add
     cpu_backstop: int = 900  # seconds of CPU for the whole worker, in case the judge dies
 
@@ -95,7 +95,7 @@ def _set_limits(settings: Settings):
 def _isolate(settings: Settings):
     os.setsid()  # own process group: the judge kills learner children with it
     _die_with_parent()
-    os.chdir(tempfile.mkdtemp(prefix="softlookup-worker-"))
+    os.chdir(settings.scratch)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)

@@ -325,4 +325,135 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
 def causal_mask(n):
     return np.tril(np.ones((min(n, 8), min(n, 8)), dtype=bool))
 """, "test_causal_mask_matches_reference", "expected shape"),
+    # -- gpt2_heads ----------------------------------------------------------------------
+    Mistake("decoded words instead of tokens", "gpt2_heads", """
+_right_head_pattern = head_pattern
+def head_pattern(model, tokenizer, text, layer, head):
+    tokens, pattern = _right_head_pattern(model, tokenizer, text, layer, head)
+    return [tokenizer.convert_tokens_to_string([t]) for t in tokens], pattern
+""", "test_tokens", "decoded words"),
+    Mistake("layer off by one", "gpt2_heads", """
+def head_pattern(model, tokenizer, text, layer, head):
+    ids = tokenizer(text, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        attentions = model(ids, output_attentions=True).attentions
+    return tokenizer.convert_ids_to_tokens(ids[0].tolist()), attentions[layer - 1][0, head].numpy()
+""", "test_head_pattern", "layers count from 0"),
+    Mistake("head off by one", "gpt2_heads", """
+def head_pattern(model, tokenizer, text, layer, head):
+    ids = tokenizer(text, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        attentions = model(ids, output_attentions=True).attentions
+    return tokenizer.convert_ids_to_tokens(ids[0].tolist()), attentions[layer][0, head - 1].numpy()
+""", "test_head_pattern", "heads count from 0"),
+    Mistake("pattern transposed", "gpt2_heads", """
+_right_head_pattern = head_pattern
+def head_pattern(model, tokenizer, text, layer, head):
+    tokens, pattern = _right_head_pattern(model, tokenizer, text, layer, head)
+    return tokens, pattern.T
+""", "test_pattern_is_causal_weights", "above the diagonal"),
+    Mistake("share read from the wrong side", "gpt2_heads", """
+_right_share = attention_share
+def attention_share(tokens, pattern, from_token, to_token):
+    return _right_share(tokens, pattern, to_token, from_token)
+""", "test_attention_share", "pattern[to, from]"),
+    Mistake("share of the last occurrence", "gpt2_heads", """
+def attention_share(tokens, pattern, from_token, to_token):
+    names = [t.lstrip("Ġ ") for t in tokens]
+    last = lambda name: len(names) - 1 - names[::-1].index(name.lstrip("Ġ "))
+    return float(np.asarray(pattern)[last(from_token), last(to_token)])
+""", "test_attention_share_matches_reference", "expected"),
+    Mistake("share without a ValueError", "gpt2_heads", """
+_right_share = attention_share
+def attention_share(tokens, pattern, from_token, to_token):
+    try:
+        return _right_share(tokens, pattern, from_token, to_token)
+    except ValueError:
+        return 0.0
+""", "test_attention_share_unknown_token", "raise ValueError"),
+    Mistake("max over heads instead of mean", "gpt2_heads", """
+def layer_average(model, tokenizer, text, layer):
+    ids = tokenizer(text, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        attentions = model(ids, output_attentions=True).attentions
+    return tokenizer.convert_ids_to_tokens(ids[0].tolist()), attentions[layer][0].max(dim=0).values.numpy()
+""", "test_layer_average", "maximum over the heads"),
+    Mistake("average of the previous layer", "gpt2_heads", """
+_right_average = layer_average
+def layer_average(model, tokenizer, text, layer):
+    return _right_average(model, tokenizer, text, layer - 1)
+""", "test_layer_average_matches_reference", "expected"),
+    Mistake("no causal mask", "gpt2_heads", """
+def recompute_head_pattern(model, input_ids, layer, head):
+    base = getattr(model, "transformer", model)
+    ids = torch.as_tensor(np.asarray(input_ids)).reshape(1, -1)
+    d, size = model.config.n_embd, model.config.n_embd // model.config.n_head
+    with torch.no_grad():
+        x = base.h[layer].ln_1(base(ids, output_hidden_states=True).hidden_states[layer][0])
+        q, k, _ = base.h[layer].attn.c_attn(x).split(d, dim=-1)
+        scores = q[:, head * size:(head + 1) * size] @ k[:, head * size:(head + 1) * size].T / size**0.5
+        return torch.softmax(scores, dim=-1).numpy()
+""", "test_recompute_head_pattern", "future tokens"),
+    Mistake("no sqrt(d) scaling", "gpt2_heads", """
+def recompute_head_pattern(model, input_ids, layer, head):
+    base = getattr(model, "transformer", model)
+    ids = torch.as_tensor(np.asarray(input_ids)).reshape(1, -1)
+    d, size = model.config.n_embd, model.config.n_embd // model.config.n_head
+    with torch.no_grad():
+        x = base.h[layer].ln_1(base(ids, output_hidden_states=True).hidden_states[layer][0])
+        q, k, _ = base.h[layer].attn.c_attn(x).split(d, dim=-1)
+        scores = q[:, head * size:(head + 1) * size] @ k[:, head * size:(head + 1) * size].T
+        future = torch.ones_like(scores, dtype=torch.bool).triu(1)
+        return torch.softmax(scores.masked_fill(future, -torch.inf), dim=-1).numpy()
+""", "test_recompute_head_pattern", "times too large"),
+    Mistake("ln_1 skipped", "gpt2_heads", """
+def recompute_head_pattern(model, input_ids, layer, head):
+    base = getattr(model, "transformer", model)
+    ids = torch.as_tensor(np.asarray(input_ids)).reshape(1, -1)
+    d, size = model.config.n_embd, model.config.n_embd // model.config.n_head
+    with torch.no_grad():
+        x = base(ids, output_hidden_states=True).hidden_states[layer][0]
+        q, k, _ = base.h[layer].attn.c_attn(x).split(d, dim=-1)
+        scores = q[:, head * size:(head + 1) * size] @ k[:, head * size:(head + 1) * size].T / size**0.5
+        future = torch.ones_like(scores, dtype=torch.bool).triu(1)
+        return torch.softmax(scores.masked_fill(future, -torch.inf), dim=-1).numpy()
+""", "test_recompute_head_pattern", "block.ln_1"),
+    Mistake("the next block's hidden state", "gpt2_heads", """
+def recompute_head_pattern(model, input_ids, layer, head):
+    base = getattr(model, "transformer", model)
+    ids = torch.as_tensor(np.asarray(input_ids)).reshape(1, -1)
+    d, size = model.config.n_embd, model.config.n_embd // model.config.n_head
+    with torch.no_grad():
+        x = base.h[layer].ln_1(base(ids, output_hidden_states=True).hidden_states[layer + 1][0])
+        q, k, _ = base.h[layer].attn.c_attn(x).split(d, dim=-1)
+        scores = q[:, head * size:(head + 1) * size] @ k[:, head * size:(head + 1) * size].T / size**0.5
+        future = torch.ones_like(scores, dtype=torch.bool).triu(1)
+        return torch.softmax(scores.masked_fill(future, -torch.inf), dim=-1).numpy()
+""", "test_recompute_head_pattern", "hidden_states[layer]"),
+    Mistake("another head's keys", "gpt2_heads", """
+def recompute_head_pattern(model, input_ids, layer, head):
+    base = getattr(model, "transformer", model)
+    ids = torch.as_tensor(np.asarray(input_ids)).reshape(1, -1)
+    d, n = model.config.n_embd, model.config.n_head
+    size = d // n
+    other = (head + 1) % n
+    with torch.no_grad():
+        x = base.h[layer].ln_1(base(ids, output_hidden_states=True).hidden_states[layer][0])
+        q, k, _ = base.h[layer].attn.c_attn(x).split(d, dim=-1)
+        scores = q[:, head * size:(head + 1) * size] @ k[:, other * size:(other + 1) * size].T / size**0.5
+        future = torch.ones_like(scores, dtype=torch.bool).triu(1)
+        return torch.softmax(scores.masked_fill(future, -torch.inf), dim=-1).numpy()
+""", "test_recompute_head_pattern", "head h is columns"),
+    Mistake("recompute only for GPT2LMHeadModel", "gpt2_heads", """
+_right_recompute = recompute_head_pattern
+def recompute_head_pattern(model, input_ids, layer, head):
+    model.transformer  # GPT2Model has no .transformer: this raises for it
+    return _right_recompute(model, input_ids, layer, head)
+""", "test_recompute_matches_reference", "transformer"),
+    Mistake("head_pattern cut to the lesson's 10 tokens", "gpt2_heads", """
+_right_head_pattern = head_pattern
+def head_pattern(model, tokenizer, text, layer, head):
+    tokens, pattern = _right_head_pattern(model, tokenizer, text, layer, head)
+    return tokens[:10], pattern[:10, :10]
+""", "test_head_pattern_matches_reference", "tokens"),
 ]

@@ -1,0 +1,250 @@
+"""Public checks for exercise 4: GPT-2 attention heads.
+
+Graded on a tiny seeded GPT-2 (6 layers, 4 heads), built inside each worker,
+against the patterns transformers itself computes (``kit.gpt2``). The lesson's
+claims about GPT-2 small run only where its weights are on disk.
+"""
+
+import numpy as np
+import pytest
+
+from grader import judge
+from grader.codec import ModelSpec
+from grader.sandbox import SubmissionError
+
+TINY = ModelSpec(kind="tiny", seed=0, head="lm")
+LESSON = "The cat sat on the mat because it was tired"
+OTHER = "The dog chased the ball across the garden because it was bored"
+TOLERANCE = 1e-5  # float32 attention inside torch, compared in float64
+
+
+def truth(kit, text, spec=TINY):
+    """(tokens, attentions[layer, head, i, j]) as transformers computes them."""
+    return kit.gpt2.attention_patterns(spec, spec.tokenizer(), text)
+
+
+def learner_pattern(result, what, size):
+    tokens, pattern = judge.pair(result, what, "(tokens, pattern)")
+    return tokens, judge.array(pattern, f"the pattern of {what}", shape=(size, size))
+
+
+def look_alikes(received, attentions, layer, head):
+    """The likely mistake, if ``received`` is some other pattern of the model."""
+    n_layer, n_head = attentions.shape[:2]
+    candidates = {"the pattern transposed: row i must be where token i looks (pattern[i, j], not [j, i])":
+                  attentions[layer, head].T}
+    for other in (layer - 1, layer + 1):
+        if 0 <= other < n_layer:
+            candidates[f"layer {other}'s pattern: layers count from 0, so layer {layer} is "
+                       f"attentions[{layer}]"] = attentions[other, head]
+    for other in (head - 1, head + 1):
+        if 0 <= other < n_head:
+            candidates[f"head {other}'s pattern: heads count from 0, so head {head} is "
+                       f"attentions[{layer}][0, {head}]"] = attentions[layer, other]
+    for mistake, pattern in candidates.items():
+        if np.allclose(received, pattern, atol=TOLERANCE):
+            return mistake
+    return None
+
+
+def test_tokens(submission, kit):
+    """head_pattern's tokens are the tokenizer's own strings ("The", "Ġcat", ...)."""
+    expected, _ = truth(kit, LESSON)
+    tokens, _ = judge.pair(submission.gpt2_heads.head_pattern(TINY, TINY.tokenizer(), LESSON, 4, 3),
+                           "head_pattern(...)", "(tokens, pattern)")
+    judge.expect(isinstance(tokens, (list, tuple)) and all(isinstance(t, str) for t in tokens),
+                 f"the tokens must be a list of strings; received {judge.show(tokens)}.")
+    tokens = list(tokens)
+    if tokens != expected:
+        hint = "Use tokenizer.convert_ids_to_tokens on the ids you gave the model."
+        if [t.replace(" ", "Ġ") for t in tokens] == expected:
+            hint = "Those are decoded words (' cat'); the tokens themselves write the space as 'Ġ' ('Ġcat'). " + hint
+        elif tokens[1:] == expected:
+            hint = "Nothing should be added in front of the text: the tokenizer does not add <|endoftext|>."
+        judge.fail(f"tokens for {LESSON!r}: expected {expected}, received {tokens}. {hint}")
+
+
+@pytest.mark.parametrize("layer,head", [(4, 3), (0, 0), (2, 1), (5, 2)])
+def test_head_pattern(submission, kit, layer, head):
+    """head_pattern returns the head's attention matrix, row i = where token i looks."""
+    tokens, attentions = truth(kit, LESSON)
+    what = f"head_pattern(..., layer={layer}, head={head})"
+    _, pattern = learner_pattern(submission.gpt2_heads.head_pattern(TINY, TINY.tokenizer(), LESSON, layer, head),
+                                 what, len(tokens))
+    mistake = look_alikes(pattern, attentions, layer, head)
+    judge.close(pattern, attentions[layer, head], f"the pattern of {what}", atol=TOLERANCE, rtol=0,
+                hint=f"This is {mistake}." if mistake else
+                "Read model(ids, output_attentions=True).attentions[layer][0, head].")
+
+
+def test_pattern_is_causal_weights(submission):
+    """Each row of a pattern is a set of weights summing to 1, with nothing on future tokens."""
+    tokens, pattern = judge.pair(submission.gpt2_heads.head_pattern(TINY, TINY.tokenizer(), OTHER, 1, 2),
+                                 "head_pattern(...)", "(tokens, pattern)")
+    pattern = judge.array(pattern, "the pattern", shape=(len(tokens), len(tokens)))
+    judge.expect(np.all(pattern >= 0), "the pattern has negative entries; attention weights are never negative.")
+    judge.expect(np.all(np.triu(pattern, 1) == 0), "the pattern has weight above the diagonal: GPT-2 is causal, "
+                 "no token attends to a later one. Did you transpose it?")
+    judge.close(pattern.sum(axis=1), np.ones(len(tokens)), "the row sums of the pattern", atol=TOLERANCE,
+                hint="Each row is a softmax: where token i's attention goes, 100% of it.")
+
+
+# A hand-made pattern, so the share is judged on its own: "Ġthe" occurs twice.
+SHARE_TOKENS = ["The", "Ġcat", "Ġsat", "Ġon", "Ġthe", "Ġmat", "Ġbecause", "Ġit", "Ġwas", "Ġthe", "Ġend"]
+
+
+def share_pattern(tokens, seed):
+    rng = np.random.default_rng(seed)
+    pattern = np.tril(rng.random((len(tokens), len(tokens))) + 0.01)
+    return pattern / pattern.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("source,target,row,column", [
+    ("it", "cat", 7, 1), ("Ġit", " cat", 7, 1), (" was", "The", 8, 0),
+    ("end", "the", 10, 4), ("the", "The", 4, 0), ("mat", "mat", 5, 5),
+])
+def test_attention_share(submission, source, target, row, column):
+    """attention_share reads pattern[row of from_token, column of to_token], matching tokens without 'Ġ'."""
+    pattern = share_pattern(SHARE_TOKENS, 0)
+    what = f"attention_share(tokens, pattern, {source!r}, {target!r})"
+    received = judge.number(submission.gpt2_heads.attention_share(SHARE_TOKENS, pattern, source, target), what)
+    expected = pattern[row, column]
+    if not np.isclose(received, expected, atol=1e-12):
+        hint = "Find the first position of each token (ignoring a leading 'Ġ' or space) and read pattern[row, column]."
+        if np.isclose(received, pattern[column, row]):
+            hint = "That is pattern[to, from]: the row belongs to the token that attends (from_token)."
+        elif target == "the" and np.isclose(received, pattern[row, 9]):
+            hint = "'the' occurs twice; the rule is to use its first occurrence."
+        elif target == "the" and np.isclose(received, pattern[row, 0]):
+            hint = "Case counts: 'the' is not 'The'."
+        judge.fail(f"{what}: expected {expected:.6f}, received {received:.6f}. {hint}")
+
+
+def test_attention_share_unknown_token(submission):
+    """A token that is not in the sentence raises ValueError."""
+    pattern = share_pattern(SHARE_TOKENS, 1)
+    try:
+        received = submission.gpt2_heads.attention_share(SHARE_TOKENS, pattern, "it", "dog")
+    except SubmissionError as error:
+        if error.kind == "exception" and error.message.startswith("ValueError"):
+            return
+        if error.kind != "exception":  # not implemented, a crash, a time-out: say so as it is
+            raise
+        judge.fail(f"attention_share(..., 'it', 'dog') raised {error.message.split(':')[0]}; the docstring asks "
+                   "for a ValueError that names the missing token.")
+    judge.fail(f"attention_share(..., 'it', 'dog') returned {judge.show(received)}, but there is no 'dog' in the "
+               "sentence: raise ValueError naming it.")
+
+
+@pytest.mark.parametrize("layer", [4, 1])
+def test_layer_average(submission, kit, layer):
+    """layer_average is the mean of the layer's head patterns."""
+    tokens, attentions = truth(kit, LESSON)
+    what = f"layer_average(..., layer={layer})"
+    _, pattern = learner_pattern(submission.gpt2_heads.layer_average(TINY, TINY.tokenizer(), LESSON, layer),
+                                 what, len(tokens))
+    hint = "Average attentions[layer][0] over the head axis (dim 0)."
+    for name, other in [("the maximum over the heads", attentions[layer].max(axis=0)),
+                        ("the sum over the heads", attentions[layer].sum(axis=0)),
+                        (f"layer {layer - 1}'s average", attentions[layer - 1].mean(axis=0)),
+                        ("one head's pattern", attentions[layer, 0])]:
+        if np.allclose(pattern, other, atol=TOLERANCE):
+            hint = f"That is {name}; the layer's pattern is the mean over its heads."
+    judge.close(pattern, attentions[layer].mean(axis=0), f"the pattern of {what}", atol=TOLERANCE, rtol=0, hint=hint)
+
+
+def score_scale(received, expected):
+    """How many times larger the received scores are, if they are the expected ones rescaled (else None)."""
+    rows = [i for i in range(1, len(expected))]
+    pairs = [(np.log(received[i, :i + 1]), np.log(expected[i, :i + 1])) for i in rows]
+    r = np.concatenate([a - a.mean() for a, _ in pairs])
+    e = np.concatenate([b - b.mean() for _, b in pairs])
+    factor = float(r @ e / (e @ e))
+    return factor if np.allclose(r, factor * e, atol=1e-3) else None
+
+
+@pytest.mark.parametrize("layer,head", [(4, 3), (0, 1), (3, 0), (5, 2)])
+def test_recompute_head_pattern(submission, kit, layer, head):
+    """recompute_head_pattern rebuilds the head's pattern from the weights: ln_1, c_attn, q.k/sqrt(d), mask, softmax."""
+    tokens, attentions = truth(kit, LESSON)
+    ids = kit.gpt2.token_ids(TINY.tokenizer(), LESSON)
+    what = f"recompute_head_pattern(model, ids, layer={layer}, head={head})"
+    pattern = judge.array(submission.gpt2_heads.recompute_head_pattern(TINY, ids, layer, head),
+                          f"the pattern of {what}", shape=(len(tokens), len(tokens)))
+    expected = attentions[layer, head]
+    if np.allclose(pattern, expected, atol=TOLERANCE):
+        return
+    if np.any(np.triu(pattern, 1) > TOLERANCE):
+        judge.fail(f"{what} puts weight on future tokens: set the scores above the diagonal to -inf before softmax.")
+    if not np.allclose(pattern.sum(axis=1), 1, atol=TOLERANCE):
+        judge.fail(f"the rows of {what} do not sum to 1: apply softmax along each row (dim=-1).")
+    hint = look_alikes(pattern, attentions, layer, head)
+    factor = score_scale(np.clip(pattern, 1e-30, None), expected)
+    if hint:
+        hint = f"This is {hint}."
+    elif factor is not None and factor > 1.5:
+        hint = f"Your scores are {factor:.1f} times too large: divide q.k by sqrt(head size), the square root."
+    elif factor is not None and factor < 0.67:
+        hint = f"Your scores are {1 / factor:.1f} times too small: divide by sqrt(head size), not by the head size."
+    else:
+        hint = ("Check each step: the block's input is hidden_states[layer], then block.ln_1, then c_attn; q, k "
+                "and v are the three n_embd-wide thirds, and head h is columns h*size:(h+1)*size of q and of k.")
+    judge.close(pattern, expected, f"the pattern of {what}", atol=TOLERANCE, rtol=0, hint=hint)
+
+
+# -- the lesson's claims, on GPT-2 small when its weights are here ------------------------
+
+REAL = ModelSpec(kind="real")
+CLAIMED = {"head": {"it -> cat": 0.84, "it -> mat": 0.04}, "layer": {"it -> cat": 0.10, "it -> first token": 0.51}}
+CONVENTIONS = {"as Hugging Face tokenizes it": "", "with <|endoftext|> first": "<|endoftext|>"}
+
+
+@pytest.fixture(scope="module")
+def real_gpt2(kit):
+    if not kit.gpt2.real_available():
+        pytest.skip("GPT-2 small's weights are not on this machine (softlookup fetch-gpt2 gets them)")
+    return kit.gpt2.lesson_shares(REAL, REAL.tokenizer())
+
+
+def learner_shares(submission, kind):
+    """The learner's numbers for one claim, under each convention."""
+    measured = {}
+    for convention, prefix in CONVENTIONS.items():
+        text = prefix + LESSON
+        if kind == "head":
+            tokens, pattern = submission.gpt2_heads.head_pattern(REAL, REAL.tokenizer(), text, 4, 3)
+        else:
+            tokens, pattern = submission.gpt2_heads.layer_average(REAL, REAL.tokenizer(), text, 4)
+        targets = {"it -> cat": "cat", "it -> mat": "mat", "it -> first token": tokens[0]}
+        measured[convention] = {claim: judge.number(
+            submission.gpt2_heads.attention_share(tokens, pattern, "it", targets[claim]), claim)
+            for claim in CLAIMED[kind]}
+    return measured
+
+
+def judge_claim(kind, learner, real_gpt2):
+    claims = CLAIMED[kind]
+    for convention, numbers in learner.items():
+        if all(abs(numbers[c] - share) < 0.005 for c, share in claims.items()):
+            return  # reproduces the lesson's rounded figures under this convention
+    prefix = "layer 4 head 3" if kind == "head" else "layer 4 average"
+    found = "; ".join(f"{conv}: " + ", ".join(f"{c} {100 * v:.1f}%" for c, v in numbers.items())
+                      for conv, numbers in learner.items())
+    truth_found = "; ".join(f"{conv}: " + ", ".join(f"{c} {100 * real_gpt2[conv][f'{prefix}: {c}']:.1f}%"
+                                                   for c in claims) for conv in CONVENTIONS)
+    wanted = ", ".join(f"{c} {100 * v:.0f}%" for c, v in claims.items())
+    judge.fail(f"The lesson says {prefix}: {wanted}. Your code measured {found}. "
+               f"transformers itself measures {truth_found}. If those agree with yours, the lesson's figure "
+               "does not hold on these weights under either convention; if not, your code differs from GPT-2's.")
+
+
+@pytest.mark.gpt2_weights
+def test_lesson_claim_head_4_3(submission, real_gpt2):
+    """GPT-2 small, layer 4 head 3: " it" gives " cat" 84% and " mat" 4% (the lesson's claim)."""
+    judge_claim("head", learner_shares(submission, "head"), real_gpt2)
+
+
+@pytest.mark.gpt2_weights
+def test_lesson_claim_layer_4_average(submission, real_gpt2):
+    """GPT-2 small, layer 4 averaged: " it" gives " cat" 10% and the first token 51% (the lesson's claim)."""
+    judge_claim("layer", learner_shares(submission, "layer"), real_gpt2)

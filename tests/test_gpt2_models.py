@@ -1,0 +1,278 @@
+"""grader.gpt2 and the reference solutions of the GPT-2 exercise.
+
+Everything runs on the tiny seeded GPT-2, offline. Tests marked
+``gpt2_weights`` need GPT-2 small on disk and are skipped without it.
+"""
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # before transformers is imported: never wait for the hub
+
+import importlib.util
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from grader import gpt2
+from grader.codec import ModelSpec
+from grader.registry import KIT_ROOT
+
+LESSON = "The cat sat on the mat because it was tired"
+LESSON_TOKENS = ["The", "Ġcat", "Ġsat", "Ġon", "Ġthe", "Ġmat", "Ġbecause", "Ġit", "Ġwas", "Ġtired"]
+LESSON_IDS = [464, 3797, 3332, 319, 262, 2603, 780, 340, 373, 10032]
+CONVENTIONS = [LESSON, "<|endoftext|>" + LESSON]
+
+
+def _load_solutions():
+    spec = importlib.util.spec_from_file_location("gpt2_heads", KIT_ROOT / "solutions" / "gpt2_heads.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+solutions = _load_solutions()
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return gpt2.tiny_tokenizer()
+
+
+@pytest.fixture(scope="module", params=["lm", "base"])
+def model(request):
+    return gpt2.tiny_model(0, request.param)
+
+
+def _same_weights(a, b) -> bool:
+    pairs = zip(a.state_dict().values(), b.state_dict().values(), strict=True)
+    return all(torch.equal(x, y) for x, y in pairs)
+
+
+# -- the tiny pair -------------------------------------------------------------------
+
+
+def test_tiny_model_is_reproducible():
+    assert _same_weights(gpt2.tiny_model(0), gpt2.tiny_model(0))
+    assert not _same_weights(gpt2.tiny_model(0), gpt2.tiny_model(1))
+    assert _same_weights(gpt2.tiny_model(3, "base"), gpt2.tiny_model(3, "lm").transformer)
+
+
+def test_tiny_model_leaves_global_random_state_alone():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    gpt2.tiny_model(5)
+    assert torch.equal(torch.rand(3), expected)
+
+
+def test_tiny_model_shape():
+    model = gpt2.tiny_model()
+    assert isinstance(model, gpt2.GPT2LMHeadModel) and not model.training
+    assert isinstance(gpt2.tiny_model(head="base"), gpt2.GPT2Model)
+    config = model.config
+    assert (config.n_layer, config.n_head, config.n_embd) == (6, 4, 64)
+    assert config.vocab_size == len(gpt2.TINY_VOCAB) == len(gpt2.tiny_tokenizer())
+
+
+def test_tiny_tokenizer_lesson_tokens(tokenizer):
+    assert gpt2.SENTENCES[0] == LESSON
+    assert tokenizer.tokenize(LESSON) == LESSON_TOKENS
+    with_eot = tokenizer("<|endoftext|>" + LESSON)["input_ids"]
+    assert with_eot[0] == tokenizer.eos_token_id == tokenizer.bos_token_id == 0
+    assert tokenizer.convert_ids_to_tokens(with_eot) == ["<|endoftext|>", *LESSON_TOKENS]
+    assert tokenizer(LESSON, return_tensors="pt")["input_ids"].tolist() == [with_eot[1:]]
+
+
+@pytest.mark.parametrize("text", gpt2.SENTENCES)
+def test_tiny_tokenizer_round_trip(tokenizer, text):
+    ids = tokenizer(text)["input_ids"]
+    assert tokenizer.unk_token_id not in ids
+    assert tokenizer.decode(ids) == text
+
+
+def test_tiny_tokenizer_unknown_word(tokenizer):
+    assert tokenizer.tokenize("The zebra sat.") == ["The", "<unk>", "Ġsat", "."]
+
+
+# -- the real tokenizer ------------------------------------------------------------------
+
+
+def test_real_tokenizer_ids():
+    tokenizer = gpt2.real_tokenizer()
+    assert len(tokenizer) == 50257
+    assert tokenizer(LESSON)["input_ids"] == LESSON_IDS
+    assert tokenizer("<|endoftext|>" + LESSON)["input_ids"] == [50256, *LESSON_IDS]
+    assert tokenizer.tokenize(LESSON) == LESSON_TOKENS
+
+
+# -- ground truth and reference solutions ------------------------------------------------
+
+
+@pytest.mark.parametrize("text", CONVENTIONS)
+def test_attention_patterns_are_causal_weights(model, tokenizer, text):
+    tokens, attentions = gpt2.attention_patterns(model, tokenizer, text)
+    T = len(tokens)
+    assert tokens == tokenizer.tokenize(text)
+    assert attentions.shape == (6, 4, T, T) and attentions.dtype == np.float64
+    np.testing.assert_allclose(attentions.sum(axis=-1), 1, atol=1e-6)
+    assert np.all(np.triu(attentions, k=1) == 0)
+
+
+def test_attention_patterns_are_far_from_uniform(tokenizer):
+    """Random weights must still give sharp patterns, or a wrong answer could pass."""
+    _, attentions = gpt2.attention_patterns(gpt2.tiny_model(), tokenizer, LESSON)
+    T = attentions.shape[-1]
+    uniform = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+    assert np.abs(attentions - uniform).max(axis=(2, 3)).min() > 0.2
+
+
+def test_attention_patterns_refuse_a_model_without_attentions(tokenizer):
+    model = gpt2.tiny_model()
+    model.set_attn_implementation("sdpa")
+    with pytest.raises(RuntimeError, match="eager"):
+        gpt2.attention_patterns(model, tokenizer, LESSON)
+
+
+@pytest.mark.parametrize("text", CONVENTIONS)
+def test_recompute_matches_transformers(model, tokenizer, text):
+    _, attentions = gpt2.attention_patterns(model, tokenizer, text)
+    ids = tokenizer(text)["input_ids"]
+    for layer in range(6):
+        for head in range(4):
+            pattern = solutions.recompute_head_pattern(model, ids, layer, head)
+            np.testing.assert_allclose(pattern, attentions[layer, head], atol=1e-5)
+    as_array = solutions.recompute_head_pattern(model, np.array(ids), 2, 1)  # ids as a numpy array work too
+    np.testing.assert_allclose(as_array, attentions[2, 1], atol=1e-5)
+
+
+@pytest.mark.parametrize("text", CONVENTIONS)
+def test_head_pattern_and_layer_average(model, tokenizer, text):
+    tokens, attentions = gpt2.attention_patterns(model, tokenizer, text)
+    for layer in range(6):
+        got_tokens, average = solutions.layer_average(model, tokenizer, text, layer)
+        assert got_tokens == tokens
+        np.testing.assert_allclose(average, attentions[layer].mean(axis=0), atol=1e-6)
+        for head in range(4):
+            got_tokens, pattern = solutions.head_pattern(model, tokenizer, text, layer, head)
+            assert got_tokens == tokens
+            np.testing.assert_allclose(pattern, attentions[layer, head], atol=1e-6)
+
+
+def test_attention_share():
+    tokens = ["<|endoftext|>", "The", "Ġcat", "Ġsaw", "Ġthe", "Ġcat", "Ġit"]
+    pattern = np.tril(np.arange(49, dtype=float).reshape(7, 7))
+    share = solutions.attention_share
+    for name in ("it", " it", "Ġit"):
+        assert share(tokens, pattern, name, "Ġcat") == 44.0  # row 6, the first cat (column 2)
+    assert share(tokens, pattern, "cat", "cat") == 16.0  # the first cat, for the row too
+    assert share(tokens, pattern, "the", "The") == 29.0  # case counts: "the" is token 4
+    assert share(tokens, pattern, "Ġit", "<|endoftext|>") == 42.0
+    assert isinstance(share(list(tokens), pattern.tolist(), "it", "cat"), float)
+    with pytest.raises(ValueError, match="dog") as error:
+        share(tokens, pattern, "it", "dog")
+    assert "Ġcat" in str(error.value)
+    with pytest.raises(ValueError, match="THE"):
+        share(tokens, pattern, "THE", "cat")
+
+
+def test_solutions_import_only_numpy_and_torch():
+    source = (KIT_ROOT / "solutions" / "gpt2_heads.py").read_text()
+    imports = {line.split()[1] for line in source.splitlines() if line.startswith(("import ", "from "))}
+    assert imports == {"numpy", "torch"}
+
+
+# -- finding, loading and building models -------------------------------------------
+
+
+def test_real_model_fails_fast_without_weights(monkeypatch, tmp_path):
+    monkeypatch.delenv(gpt2.ENV_VAR, raising=False)
+    cases = [{"path": tmp_path}]
+    if not gpt2.real_available():  # no GPT-2 in this machine's Hugging Face cache
+        cases.append({})
+    for kwargs in cases:
+        start = time.monotonic()
+        with pytest.raises(gpt2.GPT2NotFound) as error:
+            gpt2.real_model(**kwargs)
+        assert time.monotonic() - start < 5
+        message = str(error.value)
+        assert "\n" not in message and "softlookup fetch-gpt2" in message and gpt2.ENV_VAR in message
+    monkeypatch.setenv(gpt2.ENV_VAR, str(tmp_path))
+    assert not gpt2.real_available()
+    with pytest.raises(gpt2.GPT2NotFound, match=str(tmp_path)):
+        gpt2.real_model()
+
+
+def test_real_model_loads_a_folder(monkeypatch, tmp_path):
+    """The loading path, with the tiny model standing in for GPT-2 small."""
+    tiny = gpt2.tiny_model(7)
+    tiny.save_pretrained(tmp_path)
+    assert gpt2.real_available(tmp_path)
+    monkeypatch.setenv(gpt2.ENV_VAR, str(tmp_path))
+    for head in ("lm", "base"):
+        loaded = gpt2.build(ModelSpec(kind="real", head=head))
+        assert not loaded.training and loaded.config._attn_implementation == "eager"
+        assert _same_weights(loaded, tiny if head == "lm" else tiny.transformer)
+
+
+def test_build():
+    assert _same_weights(gpt2.build(ModelSpec(seed=2, head="base")), gpt2.tiny_model(2, "base"))
+    tokenizer = gpt2.build(ModelSpec().tokenizer())
+    assert tokenizer.tokenize(LESSON) == LESSON_TOKENS
+    assert gpt2.build(ModelSpec(kind="real").tokenizer())(LESSON)["input_ids"] == LESSON_IDS
+    with pytest.raises(ValueError):
+        gpt2.build(ModelSpec(kind="huge"))
+
+
+def test_fetch_fails_in_one_line_offline(tmp_path):
+    from huggingface_hub import constants
+
+    if not constants.HF_HUB_OFFLINE:
+        pytest.skip("huggingface_hub was imported before HF_HUB_OFFLINE was set: it would download")
+    with pytest.raises(gpt2.GPT2NotFound) as error:
+        gpt2.fetch_gpt2(tmp_path / "gpt2")
+    assert "\n" not in str(error.value)
+
+
+FORK_AFTER_IMPORT = """
+import os, sys
+from grader import gpt2  # imports torch and transformers, runs no torch operation
+pid = os.fork()
+if pid == 0:
+    tokens, attentions = gpt2.attention_patterns(gpt2.tiny_model(), gpt2.tiny_tokenizer(), gpt2.SENTENCES[0])
+    os._exit(0 if attentions.shape == (6, 4, 10, 10) else 1)
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+def test_a_process_forked_after_import_builds_models():
+    """Grading workers are forked from a server that has imported grader.gpt2."""
+    done = subprocess.run([sys.executable, "-c", FORK_AFTER_IMPORT], cwd=KIT_ROOT, timeout=120,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+# -- GPT-2 small itself ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real_pair():
+    if not gpt2.real_available():
+        pytest.skip(f"GPT-2 small is not on this machine (run `softlookup fetch-gpt2`, set {gpt2.ENV_VAR})")
+    return gpt2.real_model(), gpt2.real_tokenizer()
+
+
+@pytest.mark.gpt2_weights
+@pytest.mark.parametrize("text", CONVENTIONS)
+def test_real_head_pattern_matches_recompute(real_pair, text):
+    model, tokenizer = real_pair
+    tokens, attentions = gpt2.attention_patterns(model, tokenizer, text)
+    assert attentions.shape == (12, 12, len(tokens), len(tokens))
+    got_tokens, pattern = solutions.head_pattern(model, tokenizer, text, 4, 3)
+    assert got_tokens == tokens
+    np.testing.assert_allclose(pattern, attentions[4, 3], atol=1e-6)
+    recomputed = solutions.recompute_head_pattern(model, tokenizer(text)["input_ids"], 4, 3)
+    np.testing.assert_allclose(recomputed, attentions[4, 3], atol=1e-5)
