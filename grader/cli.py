@@ -8,7 +8,10 @@ import sys
 
 COMMANDS = {
     "check": ("grader.check", "grade a folder of exercise modules"),
+    "hint": ("grader.hint", "hints for an exercise you are stuck on"),
     "release": ("grader.release", "make assignments/ from solutions/"),
+    "gpt2-report": ("grader.report", "measure the lesson's GPT-2 numbers and draw the head"),
+    "fetch-gpt2": ("grader.fetch", "download GPT-2 small (on a machine with internet)"),
 }
 
 class Parser(argparse.ArgumentParser):

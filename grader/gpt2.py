@@ -109,7 +109,7 @@ def _has_weights(folder) -> bool:
     return (folder / "config.json").is_file() and any((folder / name).is_file() for name in WEIGHT_FILES)
 
 
-def _locate(path=None) -> str | None:
+def locate(path=None) -> str | None:
     """The folder that holds GPT-2 small: ``path``, else $SOFTLOOKUP_GPT2, else the Hugging Face cache."""
     folder = path or os.environ.get(ENV_VAR)
     if folder:
@@ -123,12 +123,12 @@ def _locate(path=None) -> str | None:
 
 def real_available(path=None) -> bool:
     """Whether :func:`real_model` would find the weights (looks at files only, loads nothing)."""
-    return _locate(path) is not None
+    return locate(path) is not None
 
 
 def real_model(path=None, head: str = "lm") -> GPT2LMHeadModel | GPT2Model:
     """GPT-2 small from disk, never from the network: fails at once when it is not there."""
-    folder = _locate(path)
+    folder = locate(path)
     if folder is None:
         where = path or os.environ.get(ENV_VAR)
         found = f"no GPT-2 (config.json, model.safetensors) in {where}" if where else "no GPT-2 on this machine"

@@ -138,7 +138,6 @@ def pytest_runtest_makereport(item, call):
             hidden=hidden,
         ),
         exercise.title,
-        exercise.hints[0],
     )
     return report
 

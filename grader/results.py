@@ -33,7 +33,6 @@ class CheckResult:
 class ExerciseResult:
     name: str
     title: str
-    hint: str = ""  # the registry's first hint, shown when the exercise is not started
     checks: list[CheckResult] = field(default_factory=list)
 
     @property
@@ -80,12 +79,12 @@ class SubmissionResult:
     def full_marks(self) -> bool:
         return self.max_score > 0 and self.score >= self.max_score - 1e-9
 
-    def add(self, check: CheckResult, title: str, hint: str = ""):
+    def add(self, check: CheckResult, title: str):
         for exercise in self.exercises:
             if exercise.name == check.exercise:
                 break
         else:
-            exercise = ExerciseResult(check.exercise, title, hint)
+            exercise = ExerciseResult(check.exercise, title)
             self.exercises.append(exercise)
         exercise.checks.append(check)
 
@@ -139,6 +138,11 @@ def render(result: SubmissionResult, console) -> None:
     from rich.table import Table
 
     for exercise in result.exercises:
+        if exercise.status == "not started":  # one line each, so a learner's first run reads as a to-do list
+            console.print(f"[bold]{exercise.name}.py[/]: {escape(exercise.title)}: "
+                          f"[bold]0/{_fmt(exercise.max_score)}[/] points, not started "
+                          f"[dim](stuck? softlookup hint {exercise.name})[/]")
+            continue
         table = Table(title=f"{exercise.name}.py: {escape(exercise.title)}", title_justify="left")
         table.add_column("check")
         table.add_column("points", justify="right")
@@ -160,15 +164,10 @@ def render(result: SubmissionResult, console) -> None:
             table.add_row(label, f"{_fmt(earned)}/{_fmt(possible)}", verdict)
         console.print(table)
         console.print(f"  [bold]{_fmt(exercise.score)}/{_fmt(exercise.max_score)}[/] points, {exercise.status}")
-        if exercise.status == "not started":
-            console.print(f"  {escape(next(iter(first_problem.values())).message)}")
-            if exercise.hint:
-                console.print(f"  [cyan]Hint:[/] {escape(exercise.hint)}")
-        else:
-            for name, check in first_problem.items():
-                colour = "yellow" if check.outcome == "skipped" else "red"
-                case = f" \\[{escape(check.case)}]" if check.case else ""
-                console.print(f"  [{colour}]✗ {name}{case}[/]: {escape(check.message)}")
+        for name, check in first_problem.items():
+            mark = "[yellow]○" if check.outcome == "skipped" else "[red]✗"
+            case = f" \\[{escape(check.case)}]" if check.case else ""
+            console.print(f"  {mark} {name}{case}[/]: {escape(check.message)}")
         console.print()
     console.print(f"[bold]Total: {_fmt(result.score)}/{_fmt(result.max_score)}[/] ({result.seconds:.1f} s)")
 

@@ -27,7 +27,14 @@ def test_check_starting_point_lists_every_exercise_at_zero(tmp_path):
     for exercise in registry.EXERCISES:
         assert f"{exercise.module}.py" in done.stdout
         assert f"0/{exercise.max_points:g} points, not started" in done.stdout
-    assert "Hint:" in done.stdout
+        assert f"softlookup hint {exercise.module}" in done.stdout
+
+
+@pytest.mark.parametrize("exercise", registry.EXERCISES, ids=lambda e: e.module)
+def test_hint_prints_the_registry_hints(exercise):
+    done = softlookup("hint", exercise.module)
+    assert done.returncode == 0
+    assert all(hint.split()[0] in done.stdout for hint in exercise.hints)
 
 
 def test_check_solutions_writes_gradescope_json(tmp_path):
@@ -60,6 +67,7 @@ def test_failed_check_shows_its_hint(tmp_path):
     (["check", "--exercise", "nonsense"], "invalid choice"),
     (["check", str(SOLUTIONS), "--json", "/no/such/dir/r.json"], "does not exist"),
     (["frobnicate"], "unknown command"),
+    (["hint", "nonsense"], "invalid choice"),
     ([], "usage"),
 ])
 def test_bad_usage_is_one_line_and_exit_2(args, fragment):
@@ -91,3 +99,20 @@ def test_plain_pytest_runs_the_same_checks(folder, code):
     if code:
         assert "not implemented yet" in done.stdout
         assert "Traceback" not in done.stdout
+
+
+def test_gpt2_report_on_the_tiny_model(tmp_path):
+    done = softlookup("gpt2-report", "--out", tmp_path / "report", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("GPT-2 small's weights are not on this machine")
+    for convention in ("as Hugging Face tokenizes it", "with <|endoftext|> first"):
+        assert f"{convention}:" in done.stdout and "claims reproduced" in done.stdout
+    pngs = sorted(p.name for p in (tmp_path / "report").iterdir())
+    assert pngs == ["layer4-head3-endoftext.png", "layer4-head3.png"]
+    assert all((tmp_path / "report" / name).read_bytes()[:4] == b"\x89PNG" for name in pngs)
+
+
+def test_fetch_gpt2_offline_fails_in_one_line(tmp_path):
+    done = softlookup("fetch-gpt2", tmp_path / "gpt2")
+    assert done.returncode == 1
+    assert len(done.stderr.strip().splitlines()) == 1 and "online" in done.stderr

@@ -1,0 +1,99 @@
+"""``softlookup gpt2-report``: the lesson's GPT-2 numbers, measured, and a heatmap of the head.
+
+Measures " it" -> " cat" and " it" -> " mat" at layer 4 head 3, and the
+layer-4 average " it" -> " cat" and " it" -> first token, under both
+conventions (the sentence as Hugging Face tokenizes it, and with
+<|endoftext|> first), next to the lesson's claims. Without GPT-2 small on
+disk it runs on the tiny seeded GPT-2 and says so on its first line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from grader.cli import Parser
+
+LAYER, HEAD = 4, 3
+
+
+def heatmap(tokens, pattern, title, path: Path):
+    """The head's pattern with token labels on both axes and the " it" row outlined."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    from grader import gpt2
+
+    labels = [token.replace("Ġ", " ") for token in tokens]
+    figure, axes = plt.subplots(figsize=(7, 6))
+    image = axes.imshow(pattern, cmap="viridis", vmin=0, vmax=1)
+    axes.set_xticks(range(len(labels)), labels, rotation=60, ha="right")
+    axes.set_yticks(range(len(labels)), labels)
+    axes.set_xlabel("attended to (key)")
+    axes.set_ylabel("attending (query)")
+    row = gpt2.position(tokens, "it")
+    axes.add_patch(Rectangle((-0.5, row - 0.5), len(labels), 1, fill=False, edgecolor="red", linewidth=2.5))
+    axes.set_title(title)
+    figure.colorbar(image, ax=axes, label="attention weight")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def main(argv=None) -> int:
+    parser = Parser(prog="softlookup gpt2-report", description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, metavar="PATH",
+                        help="folder with GPT-2 small (default: $SOFTLOOKUP_GPT2, then the Hugging Face cache)")
+    parser.add_argument("--out", type=Path, default=Path("gpt2-report"), metavar="DIR",
+                        help="where the heatmaps go (default: ./gpt2-report)")
+    args = parser.parse_args(argv)
+    if args.model and not args.model.is_dir():
+        parser.error(f"--model: {args.model} is not a folder")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from grader import gpt2
+
+    console = Console(highlight=False)
+    if gpt2.real_available(args.model):
+        model, tokenizer, name = gpt2.real_model(args.model), gpt2.real_tokenizer(), "GPT-2 small"
+        console.print(f"GPT-2 small, from {gpt2.locate(args.model)}")
+    elif args.model:
+        print(f"softlookup gpt2-report: no GPT-2 (config.json and weights) in {args.model}", file=sys.stderr)
+        return 2
+    else:
+        model, tokenizer, name = gpt2.tiny_model(), gpt2.tiny_tokenizer(), "tiny GPT-2 (seed 0)"
+        console.print("GPT-2 small's weights are not on this machine: this report uses the tiny seeded GPT-2, "
+                      "whose random weights mean nothing (softlookup fetch-gpt2 gets the real ones).")
+    measured = gpt2.lesson_shares(model, tokenizer)
+
+    table = Table(title=f"{gpt2.LESSON_SENTENCE!r} on {name}", title_justify="left")
+    table.add_column("share")
+    table.add_column("lesson says", justify="right")
+    for convention in gpt2.CONVENTIONS:
+        table.add_column(convention, justify="right")
+    for label, *_, claimed in gpt2.CLAIMS:
+        cells = []
+        for convention in gpt2.CONVENTIONS:
+            share = measured[convention][label]
+            mark = "[green]✓[/]" if abs(share - claimed) < 0.005 else " "
+            cells.append(f"{100 * share:.1f}% {mark}")
+        table.add_row(label, f"{100 * claimed:.0f}%", *cells)
+    console.print(table)
+    for convention, numbers in measured.items():
+        held = [label for label, *_, claimed in gpt2.CLAIMS if abs(numbers[label] - claimed) < 0.005]
+        console.print(f"{convention}: {len(held)} of {len(gpt2.CLAIMS)} claims reproduced (to the lesson's rounding)")
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    for convention, prefix in gpt2.CONVENTIONS.items():
+        tokens, attentions = gpt2.attention_patterns(model, tokenizer, prefix + gpt2.LESSON_SENTENCE)
+        path = args.out / f"layer{LAYER}-head{HEAD}{'-endoftext' if prefix else ''}.png"
+        heatmap(tokens, attentions[LAYER, HEAD], f"{name}, layer {LAYER} head {HEAD}\n{convention}", path)
+        console.print(f"wrote {path}")
+    return 0
