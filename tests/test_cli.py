@@ -116,3 +116,12 @@ def test_fetch_gpt2_offline_fails_in_one_line(tmp_path):
     done = softlookup("fetch-gpt2", tmp_path / "gpt2")
     assert done.returncode == 1
     assert len(done.stderr.strip().splitlines()) == 1 and "online" in done.stderr
+
+
+def test_the_judge_never_imports_torch():
+    """GPT-2 is graded in workers; the process that judges stays light and torch-free."""
+    script = ("import sys; from grader import registry; from grader.check import grade; "
+              f"result = grade(registry.KIT_ROOT / 'solutions', list(registry.EXERCISES)); "
+              "assert result.full_marks; print('torch' in sys.modules, 'transformers' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV, timeout=600)
+    assert done.stdout.split() == ["False", "False"], done.stdout + done.stderr

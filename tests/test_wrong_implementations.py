@@ -9,7 +9,8 @@ from mistakes import MISTAKES
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
 def test_mistake_is_caught(tmp_path, mistake):
-    folder = make_submission(tmp_path / "submission", append={mistake.module: mistake.code})
+    folder = make_submission(tmp_path / "submission")
+    mistake.apply(folder)
     result = run(folder, [mistake.module])
     messages = failures(result, mistake.caught_by)
     assert messages, f"{mistake.caught_by} passed the mistake {mistake.name!r}"
