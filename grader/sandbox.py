@@ -80,7 +80,6 @@ class SubmissionError(Exception):
     message: str
     label: str = "your code"  # "lookup.soft_lookup()" or "importing lookup.py"
     where: tuple | None = None  # (file, line, code) in the learner's files
-    output: str = ""
 
     def __str__(self):
         return self.explain()
@@ -98,7 +97,7 @@ class SubmissionError(Exception):
         if self.kind == "memory":
             return f"{name} tried to use more memory than allowed{place}."
         if self.kind == "exit":
-            return f"{name} tried to end the program (sys.exit{self.message and f'({self.message})'}){place}; return a value instead."
+            return f"{name} tried to end the program (sys.exit({self.message})){place}; return a value instead."
         if self.kind == "syntax":
             return f"Python could not read your file: {self.message}{place}."
         if self.kind == "missing":
@@ -150,27 +149,23 @@ class _Slot:
 
     # -- messages ---------------------------------------------------------------
     def _receive(self, timeout: float, stage: str) -> dict:
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            try:
-                ready = left > 0 and self.conn.poll(left)
-                if not ready:
-                    raise TimeoutError
-                data = self.conn.recv_bytes(MAX_MESSAGE)
-                return codec.loads(data)
-            except TimeoutError:
-                self.stop()
-                raise
-            except (EOFError, OSError, ValueError):
-                error = self._death(stage)
-                self.stop()
-                raise error from None
+        """The worker's next message; TimeoutError (worker killed) if none comes in time."""
+        if not self.conn.poll(timeout):
+            self.stop()
+            raise TimeoutError
+        try:
+            return codec.loads(self.conn.recv_bytes(MAX_MESSAGE))
+        except (EOFError, OSError, ValueError):  # it died, or sent what is not our JSON
+            error = self._death(stage)
+            self.stop()
+            raise error from None
 
     def _death(self, stage: str) -> SubmissionError:
         self.process.join(1)
         code = self.process.exitcode
-        if code is not None and code < 0:
+        if code is None:
+            message = f"sent a message the grader cannot read while {stage}"
+        elif code < 0:
             name = signal.Signals(-code).name
             why = "ran out of memory or CPU time" if -code in (signal.SIGKILL, signal.SIGXCPU) else "crashed"
             message = f"{why} (the process died with {name}) while {stage}"
@@ -229,7 +224,7 @@ class _Slot:
         if "error" in answer:
             info = answer["error"]
             where = tuple(info["where"]) if info["where"] else None
-            raise SubmissionError(info["kind"], _exception_text(info), label, where, answer.get("output", ""))
+            raise SubmissionError(info["kind"], _exception_text(info), label, where)
         try:
             return codec.from_plain(answer["value"])
         except (codec.EncodingError, KeyError, TypeError, ValueError) as exc:

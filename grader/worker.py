@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ctypes
 import importlib
-import io
 import os
 import resource
 import signal
@@ -27,8 +26,6 @@ from dataclasses import dataclass
 
 from grader import codec
 
-OUTPUT_CAP = 20_000  # characters of printed output kept per call
-
 
 @dataclass(frozen=True)
 class Settings:
@@ -36,33 +33,6 @@ class Settings:
     scratch: str  # an empty folder to work in; the judge removes it
     memory_limit: int  # bytes of address space the learner may add
     cpu_backstop: int = 900  # seconds of CPU for the whole worker, in case the judge dies
-
-
-class CappedStream(io.TextIOBase):
-    """Stands in for stdout/stderr: keeps the first characters, drops a flood."""
-
-    def __init__(self, cap: int = OUTPUT_CAP):
-        self.cap, self.kept, self.dropped = cap, [], 0
-        self.size = 0
-
-    def writable(self):
-        return True
-
-    def write(self, text):
-        text = str(text)
-        room = self.cap - self.size
-        if room > 0:
-            self.kept.append(text[:room])
-            self.size += min(room, len(text))
-        self.dropped += max(0, len(text) - max(room, 0))
-        return len(text)
-
-    def take(self) -> str:
-        text = "".join(self.kept)
-        if self.dropped:
-            text += f"\n... ({self.dropped:,} more characters not shown)"
-        self.kept, self.size, self.dropped = [], 0, 0
-        return text
 
 
 def _die_with_parent():
@@ -97,7 +67,7 @@ def _isolate(settings: Settings):
     _die_with_parent()
     os.chdir(settings.scratch)
     devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
+    for fd in (0, 1, 2):  # what the learner prints is not graded: a flood of it costs nothing
         os.dup2(devnull, fd)
     if settings.directory:
         sys.path.insert(0, settings.directory)
@@ -143,7 +113,6 @@ class Worker:
     def __init__(self, conn, settings: Settings):
         self.conn, self.settings = conn, settings
         self.models: dict = {}
-        self.stdout = CappedStream()
 
     def send(self, message):
         self.conn.send_bytes(codec.dumps(message))
@@ -172,7 +141,6 @@ class Worker:
         return {"value": codec.to_plain(function(*args))}
 
     def serve(self):
-        sys.stdout = sys.stderr = self.stdout
         self.send({"ready": True})
         while True:
             try:
@@ -184,8 +152,6 @@ class Worker:
             except BaseException as exc:  # the learner's code may raise anything, SystemExit included
                 answer = {"error": describe(exc, self.settings.directory)}
             answer["id"] = request["id"]
-            answer["output"] = self.stdout.take()
-            sys.stdout = sys.stderr = self.stdout  # undo a learner's redirection
             self.send(answer)
 
 
