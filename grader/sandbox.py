@@ -240,14 +240,13 @@ def _exception_text(info: dict) -> str:
 class Pool:
     """All workers of one grading session, keyed by folder and module."""
 
-    def __init__(self, limits_for):
-        self.limits_for = limits_for  # module name -> Limits
+    def __init__(self):
         self.slots: dict[tuple, _Slot] = {}
 
-    def slot(self, directory: str | None, module: str) -> _Slot:
+    def slot(self, directory: str | None, module: str, limits: Limits) -> _Slot:
         key = (directory, module)
         if key not in self.slots:
-            self.slots[key] = _Slot(directory, module, self.limits_for(module))
+            self.slots[key] = _Slot(directory, module, limits)
         return self.slots[key]
 
     def close(self):
@@ -256,35 +255,47 @@ class Pool:
         self.slots.clear()
 
 
+class KitError(RuntimeError):
+    """Trusted code (a reference solution, the kit's GPT-2) failed: the grader's problem, not the learner's."""
+
+
 class Namespace:
     """``namespace.module.function(*args)`` runs that function in a worker.
 
-    ``Namespace(pool, "path/to/submission")`` is a learner's folder;
-    ``Namespace(pool, None, package="grader")`` reaches the kit's own modules
-    (``kit.gpt2.attention_patterns(...)``) in a worker too, so the judge never
-    imports torch.
+    ``Namespace(pool, "path/to/submission", limits_for)`` is a learner's
+    folder. A trusted namespace (the reference solutions, or the kit's own
+    modules with ``package="grader"``) runs in workers too, so the judge never
+    imports torch, but its failures raise :class:`KitError` instead of being
+    blamed on the learner.
     """
 
-    def __init__(self, pool: Pool, directory: str | None, package: str = ""):
-        self._pool, self._directory, self._package = pool, directory, package
+    def __init__(self, pool: Pool, directory: str | None, limits_for, package: str = "", trusted: bool = False):
+        self._pool, self._directory, self._limits_for = pool, directory, limits_for
+        self._package, self._trusted = package, trusted
 
     def __getattr__(self, module):
         if module.startswith("_"):
             raise AttributeError(module)
         name = f"{self._package}.{module}" if self._package else module
-        return _Module(self._pool.slot(self._directory, name))
+        slot = self._pool.slot(self._directory, name, self._limits_for(name))
+        return _Module(slot, self._trusted)
 
 
 class _Module:
-    def __init__(self, slot: _Slot):
-        self._slot = slot
+    def __init__(self, slot: _Slot, trusted: bool):
+        self._slot, self._trusted = slot, trusted
 
     def __getattr__(self, function):
         if function.startswith("_"):
             raise AttributeError(function)
 
         def call(*args):
-            return self._slot.call(function, args)
+            try:
+                return self._slot.call(function, args)
+            except SubmissionError as error:
+                if self._trusted:
+                    raise KitError(str(error)) from None
+                raise
 
         call.__name__ = function
         return call
