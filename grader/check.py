@@ -96,5 +96,9 @@ def main(argv=None) -> int:
 
     render(result, Console(highlight=False))
     if args.json:
-        write_gradescope(result, args.json)
+        try:
+            write_gradescope(result, args.json)
+        except OSError as error:  # the grades are printed above; say why the file is not there
+            print(f"softlookup check: could not write {args.json}: {error.strerror}", file=sys.stderr)
+            return 2
     return 0 if result.full_marks else 1

@@ -138,10 +138,13 @@ def render(result: SubmissionResult, console) -> None:
     from rich.table import Table
 
     for exercise in result.exercises:
-        if exercise.status == "not started":  # one line each, so a learner's first run reads as a to-do list
-            console.print(f"[bold]{exercise.name}.py[/]: {escape(exercise.title)}: "
-                          f"[bold]0/{_fmt(exercise.max_score)}[/] points, not started "
-                          f"[dim](stuck? softlookup hint {exercise.name})[/]")
+        # One line when one thing explains every failure, so a first run reads as a to-do list.
+        heading = f"[bold]{exercise.name}.py[/]: {escape(exercise.title)}: [bold]0/{_fmt(exercise.max_score)}[/] points"
+        if exercise.status == "not started":
+            console.print(f"{heading}, not started [dim](stuck? softlookup hint {exercise.name})[/]")
+            continue
+        if exercise.score == 0 and len(shared := {c.message for c in exercise.checks if c.outcome == "failed"}) == 1:
+            console.print(f"{heading}: [red]{escape(shared.pop())}[/]")
             continue
         table = Table(title=f"{exercise.name}.py: {escape(exercise.title)}", title_justify="left")
         table.add_column("check")
