@@ -44,6 +44,8 @@ def parser() -> Parser:
     p.add_argument("--solutions", type=Path, help="reference solutions for hidden checks")
     p.add_argument("--time-limit", type=float, metavar="SECONDS", help="per call into your code")
     p.add_argument("--memory-limit", type=float, metavar="MB", help="memory your code may use (default 2048)")
+    p.add_argument("--gpt2-model", type=Path, metavar="DIR",
+                   help="GPT-2 small, for the lesson's claims (default: $SOFTLOOKUP_GPT2, then the HF cache)")
     p.add_argument("-v", "--verbose", action="store_true", help="show pytest's own output too")
     return p
 
@@ -84,6 +86,8 @@ def main(argv=None) -> int:
         extra.append(f"--time-limit={args.time_limit}")
     if args.memory_limit:
         extra.append(f"--memory-limit={args.memory_limit}")
+    if args.gpt2_model:
+        extra.append(f"--gpt2-model={args.gpt2_model.resolve()}")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         result = grade(args.directory.resolve(), exercises, hidden=not args.public, extra=extra, verbose=args.verbose)

@@ -82,6 +82,8 @@ def to_plain(value):
         return {"float": float(value)}
     if isinstance(value, (tuple, list)):
         return {"tuple" if isinstance(value, tuple) else "list": [to_plain(v) for v in value]}
+    if isinstance(value, dict) and all(type(key) is str for key in value):
+        return {"dict": [[key, to_plain(item)] for key, item in value.items()]}
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(value, torch.Tensor):
         value = value.detach().cpu().numpy()
@@ -113,6 +115,8 @@ def from_plain(tree):
     if tag in ("tuple", "list"):
         items = [from_plain(item) for item in body]
         return tuple(items) if tag == "tuple" else items
+    if tag == "dict":
+        return {str(key): from_plain(item) for key, item in body}
     if tag == "array":
         dtype = np.dtype(body["dtype"])
         if dtype.kind not in _NUMERIC_KINDS:

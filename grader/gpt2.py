@@ -22,6 +22,8 @@ from huggingface_hub import snapshot_download, try_to_load_from_cache
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import GPT2Config, GPT2LMHeadModel, GPT2Model, GPT2Tokenizer, PreTrainedTokenizerFast
 
+from grader import lesson
+
 DATA_DIR = Path(__file__).resolve().parent / "data" / "gpt2"
 ENV_VAR = "SOFTLOOKUP_GPT2"
 HUB_IDS = ("gpt2", "openai-community/gpt2")
@@ -31,16 +33,6 @@ WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 HEADS = {"lm": GPT2LMHeadModel, "base": GPT2Model}
 
 EOT, UNK = "<|endoftext|>", "<unk>"
-LESSON_SENTENCE = "The cat sat on the mat because it was tired"
-# The lesson's claims for GPT-2 small (unverified here: the weights could not be reached).
-# Each: (label, layer, head or None for the layer average, from token, to token or None for the first token, share).
-CLAIMS = (
-    ("layer 4 head 3: it -> cat", 4, 3, "it", "cat", 0.84),
-    ("layer 4 head 3: it -> mat", 4, 3, "it", "mat", 0.04),
-    ("layer 4 average: it -> cat", 4, None, "it", "cat", 0.10),
-    ("layer 4 average: it -> first token", 4, None, "it", None, 0.51),
-)
-CONVENTIONS = {"as Hugging Face tokenizes it": "", "with <|endoftext|> first": EOT}
 SENTENCES = (
     "The cat sat on the mat because it was tired",
     "The dog chased the ball across the garden because it was bored",
@@ -184,13 +176,14 @@ def position(tokens: list[str], word: str) -> int:
 
 
 def lesson_shares(model, tokenizer) -> dict[str, dict[str, float]]:
-    """The lesson's four shares, measured under both conventions: {convention: {claim label: share}}."""
+    """The lesson's shares, measured under both conventions: {convention: {claim label: share}}."""
     measured = {}
-    for convention, prefix in CONVENTIONS.items():
-        tokens, attentions = attention_patterns(model, tokenizer, prefix + LESSON_SENTENCE)
+    for convention, prefix in lesson.CONVENTIONS.items():
+        tokens, attentions = attention_patterns(model, tokenizer, prefix + lesson.SENTENCE)
         measured[convention] = {}
-        for label, layer, head, source, target, _ in CLAIMS:
-            pattern = attentions[layer].mean(axis=0) if head is None else attentions[layer, head]
-            column = 0 if target is None else position(tokens, target)
-            measured[convention][label] = float(pattern[position(tokens, source), column])
+        for claim in lesson.CLAIMS:
+            layer = attentions[claim.layer]
+            pattern = layer.mean(axis=0) if claim.head is None else layer[claim.head]
+            column = 0 if claim.target is None else position(tokens, claim.target)
+            measured[convention][claim.label] = float(pattern[position(tokens, claim.source), column])
     return measured

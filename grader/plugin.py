@@ -42,6 +42,8 @@ def pytest_addoption(parser):
                     help="wall time allowed per call into learner code (default: per exercise)")
     group.addoption("--memory-limit", type=float, default=2048, metavar="MB",
                     help="memory the learner's code may allocate (default: 2048 MB)")
+    group.addoption("--gpt2-model", default=None, metavar="DIR",
+                    help="GPT-2 small for the lesson's claims (default: $SOFTLOOKUP_GPT2, then the HF cache)")
 
 
 def pytest_configure(config):

@@ -13,6 +13,7 @@ import os
 import sys
 from pathlib import Path
 
+from grader import lesson
 from grader.cli import Parser
 
 LAYER, HEAD = 4, 3
@@ -73,26 +74,25 @@ def main(argv=None) -> int:
                       "whose random weights mean nothing (softlookup fetch-gpt2 gets the real ones).")
     measured = gpt2.lesson_shares(model, tokenizer)
 
-    table = Table(title=f"{gpt2.LESSON_SENTENCE!r} on {name}", title_justify="left")
+    table = Table(title=f"{lesson.SENTENCE!r} on {name}", title_justify="left")
     table.add_column("share")
     table.add_column("lesson says", justify="right")
-    for convention in gpt2.CONVENTIONS:
+    for convention in lesson.CONVENTIONS:
         table.add_column(convention, justify="right")
-    for label, *_, claimed in gpt2.CLAIMS:
+    for claim in lesson.CLAIMS:
         cells = []
-        for convention in gpt2.CONVENTIONS:
-            share = measured[convention][label]
-            mark = "[green]✓[/]" if abs(share - claimed) < 0.005 else " "
-            cells.append(f"{100 * share:.1f}% {mark}")
-        table.add_row(label, f"{100 * claimed:.0f}%", *cells)
+        for convention in lesson.CONVENTIONS:
+            share = measured[convention][claim.label]
+            cells.append(f"{100 * share:.1f}% {'[green]✓[/]' if lesson.reproduces(share, claim) else ' '}")
+        table.add_row(claim.label, f"{100 * claim.share:.0f}%", *cells)
     console.print(table)
     for convention, numbers in measured.items():
-        held = [label for label, *_, claimed in gpt2.CLAIMS if abs(numbers[label] - claimed) < 0.005]
-        console.print(f"{convention}: {len(held)} of {len(gpt2.CLAIMS)} claims reproduced (to the lesson's rounding)")
+        held = sum(lesson.reproduces(numbers[claim.label], claim) for claim in lesson.CLAIMS)
+        console.print(f"{convention}: {held} of {len(lesson.CLAIMS)} claims reproduced (to the lesson's rounding)")
 
     args.out.mkdir(parents=True, exist_ok=True)
-    for convention, prefix in gpt2.CONVENTIONS.items():
-        tokens, attentions = gpt2.attention_patterns(model, tokenizer, prefix + gpt2.LESSON_SENTENCE)
+    for convention, prefix in lesson.CONVENTIONS.items():
+        tokens, attentions = gpt2.attention_patterns(model, tokenizer, prefix + lesson.SENTENCE)
         path = args.out / f"layer{LAYER}-head{HEAD}{'-endoftext' if prefix else ''}.png"
         heatmap(tokens, attentions[LAYER, HEAD], f"{name}, layer {LAYER} head {HEAD}\n{convention}", path)
         console.print(f"wrote {path}")

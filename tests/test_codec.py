@@ -22,7 +22,7 @@ def roundtrip(value):
     return codec.from_plain(codec.loads(codec.dumps(codec.to_plain(value))))
 
 
-@pytest.mark.parametrize("value", [None, True, 3, 2.5, float("nan"), "Ġcat", (1.0, None), [1, [2.0]],
+@pytest.mark.parametrize("value", [None, True, 3, 2.5, float("nan"), "Ġcat", (1.0, None), [1, [2.0]], {"a": 1.5, "b": [None]},
                                    np.arange(6.0).reshape(2, 3), np.array([True, False]), np.float32(1.5)])
 def test_plain_values_survive(value):
     back = roundtrip(value)

@@ -5,15 +5,17 @@ against the patterns transformers itself computes (``kit.gpt2``). The lesson's
 claims about GPT-2 small run only where its weights are on disk.
 """
 
+import os
+
 import numpy as np
 import pytest
 
-from grader import judge
+from grader import judge, lesson
 from grader.codec import ModelSpec
 from grader.sandbox import SubmissionError
 
 TINY = ModelSpec(kind="tiny", seed=0, head="lm")
-LESSON = "The cat sat on the mat because it was tired"
+LESSON = lesson.SENTENCE
 OTHER = "The dog chased the ball across the garden because it was bored"
 TOLERANCE = 1e-5  # float32 attention inside torch, compared in float64
 
@@ -194,57 +196,61 @@ def test_recompute_head_pattern(submission, kit, layer, head):
 
 # -- the lesson's claims, on GPT-2 small when its weights are here ------------------------
 
-REAL = ModelSpec(kind="real")
-CLAIMED = {"head": {"it -> cat": 0.84, "it -> mat": 0.04}, "layer": {"it -> cat": 0.10, "it -> first token": 0.51}}
-CONVENTIONS = {"as Hugging Face tokenizes it": "", "with <|endoftext|> first": "<|endoftext|>"}
+HEAD_CLAIMS = [claim for claim in lesson.CLAIMS if claim.head is not None]
+LAYER_CLAIMS = [claim for claim in lesson.CLAIMS if claim.head is None]
 
 
 @pytest.fixture(scope="module")
-def real_gpt2(kit):
-    if not kit.gpt2.real_available():
+def real_gpt2(kit, request):
+    """GPT-2 small's spec, and the lesson's shares as transformers measures them on it."""
+    path = request.config.getoption("gpt2_model") or os.environ.get("SOFTLOOKUP_GPT2")
+    if not kit.gpt2.real_available(path):
         pytest.skip("GPT-2 small's weights are not on this machine (softlookup fetch-gpt2 gets them)")
-    return kit.gpt2.lesson_shares(REAL, REAL.tokenizer())
+    real = ModelSpec(kind="real", path=path)
+    return real, kit.gpt2.lesson_shares(real, real.tokenizer())
 
 
-def learner_shares(submission, kind):
-    """The learner's numbers for one claim, under each convention."""
+def learner_shares(submission, real, claims):
+    """{convention: {claim label: share}} measured with the learner's own functions."""
     measured = {}
-    for convention, prefix in CONVENTIONS.items():
-        text = prefix + LESSON
-        if kind == "head":
-            tokens, pattern = submission.gpt2_heads.head_pattern(REAL, REAL.tokenizer(), text, 4, 3)
-        else:
-            tokens, pattern = submission.gpt2_heads.layer_average(REAL, REAL.tokenizer(), text, 4)
-        targets = {"it -> cat": "cat", "it -> mat": "mat", "it -> first token": tokens[0]}
-        measured[convention] = {claim: judge.number(
-            submission.gpt2_heads.attention_share(tokens, pattern, "it", targets[claim]), claim)
-            for claim in CLAIMED[kind]}
+    for convention, prefix in lesson.CONVENTIONS.items():
+        text, measured[convention] = prefix + lesson.SENTENCE, {}
+        for claim in claims:
+            if claim.head is None:
+                tokens, pattern = submission.gpt2_heads.layer_average(real, real.tokenizer(), text, claim.layer)
+            else:
+                tokens, pattern = submission.gpt2_heads.head_pattern(real, real.tokenizer(), text, claim.layer,
+                                                                     claim.head)
+            target = claim.target or tokens[0]
+            share = submission.gpt2_heads.attention_share(tokens, pattern, claim.source, target)
+            measured[convention][claim.label] = judge.number(share, f"attention_share for {claim.label}")
     return measured
 
 
-def judge_claim(kind, learner, real_gpt2):
-    claims = CLAIMED[kind]
-    for convention, numbers in learner.items():
-        if all(abs(numbers[c] - share) < 0.005 for c, share in claims.items()):
-            return  # reproduces the lesson's rounded figures under this convention
-    prefix = "layer 4 head 3" if kind == "head" else "layer 4 average"
-    found = "; ".join(f"{conv}: " + ", ".join(f"{c} {100 * v:.1f}%" for c, v in numbers.items())
-                      for conv, numbers in learner.items())
-    truth_found = "; ".join(f"{conv}: " + ", ".join(f"{c} {100 * real_gpt2[conv][f'{prefix}: {c}']:.1f}%"
-                                                   for c in claims) for conv in CONVENTIONS)
-    wanted = ", ".join(f"{c} {100 * v:.0f}%" for c, v in claims.items())
-    judge.fail(f"The lesson says {prefix}: {wanted}. Your code measured {found}. "
-               f"transformers itself measures {truth_found}. If those agree with yours, the lesson's figure "
-               "does not hold on these weights under either convention; if not, your code differs from GPT-2's.")
+def judge_claims(claims, learner, truth):
+    """Pass if the learner's numbers reproduce the claims under either convention; else say what was measured."""
+    if any(all(lesson.reproduces(numbers[c.label], c) for c in claims) for numbers in learner.values()):
+        return
+
+    def listing(numbers):
+        return "; ".join(f"{convention}: " + ", ".join(f"{c.label} {100 * numbers[convention][c.label]:.1f}%"
+                                                     for c in claims) for convention in lesson.CONVENTIONS)
+
+    wanted = ", ".join(f"{c.label} {100 * c.share:.0f}%" for c in claims)
+    judge.fail(f"The lesson says {wanted}. Your code measured {listing(learner)}. transformers itself measures "
+               f"{listing(truth)}. If those agree with yours, the lesson's figures do not hold on these weights "
+               "under either convention; if not, your code differs from GPT-2's.")
 
 
 @pytest.mark.gpt2_weights
 def test_lesson_claim_head_4_3(submission, real_gpt2):
     """GPT-2 small, layer 4 head 3: " it" gives " cat" 84% and " mat" 4% (the lesson's claim)."""
-    judge_claim("head", learner_shares(submission, "head"), real_gpt2)
+    real, truth = real_gpt2
+    judge_claims(HEAD_CLAIMS, learner_shares(submission, real, HEAD_CLAIMS), truth)
 
 
 @pytest.mark.gpt2_weights
 def test_lesson_claim_layer_4_average(submission, real_gpt2):
     """GPT-2 small, layer 4 averaged: " it" gives " cat" 10% and the first token 51% (the lesson's claim)."""
-    judge_claim("layer", learner_shares(submission, "layer"), real_gpt2)
+    real, truth = real_gpt2
+    judge_claims(LAYER_CLAIMS, learner_shares(submission, real, LAYER_CLAIMS), truth)

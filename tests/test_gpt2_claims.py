@@ -1,0 +1,46 @@
+"""The real-GPT-2 path end to end, on a stand-in: a small random GPT-2 with GPT-2's vocabulary, on disk.
+
+GPT-2 small's weights cannot be had here, so this proves everything around
+them: finding a folder, loading it offline, the shipped tokenizer, the claim
+checks running (not skipped) and reporting exactly what they measured, and
+gpt2-report naming the model it used.
+"""
+
+import re
+
+import pytest
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+from conftest import SOLUTIONS
+from grader import registry
+from grader.check import grade
+from test_cli import softlookup
+
+
+@pytest.fixture(scope="module")
+def stand_in(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("gpt2-stand-in")
+    config = GPT2Config(n_layer=5, n_head=4, n_embd=32, vocab_size=50257, n_positions=64, initializer_range=0.2)
+    torch.manual_seed(0)
+    GPT2LMHeadModel(config).save_pretrained(folder)
+    return folder
+
+
+def test_claim_checks_run_and_say_what_they_measured(stand_in):
+    result = grade(SOLUTIONS, [registry.exercise("gpt2_heads")], hidden=False, extra=[f"--gpt2-model={stand_in}"])
+    claims = [c for e in result.exercises for c in e.checks if c.check.startswith("test_lesson_claim")]
+    assert [c.outcome for c in claims] == ["failed", "failed"]  # random weights do not give 84%
+    for claim in claims:
+        assert claim.max_points == 0
+        learner, truth = re.search(r"Your code measured (.*)\. transformers itself measures (.*)\. If", claim.message).groups()
+        assert learner == truth  # the reference agrees with transformers, so the message blames the claim
+        assert "as Hugging Face tokenizes it" in learner and "with <|endoftext|> first" in learner
+    assert result.full_marks  # 0-point claims never cost points
+
+
+def test_gpt2_report_uses_the_folder_it_is_given(stand_in, tmp_path):
+    done = softlookup("gpt2-report", "--model", stand_in, "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"GPT-2 small, from {stand_in}")
+    assert len(list(tmp_path.glob("*.png"))) == 2
