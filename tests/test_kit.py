@@ -113,6 +113,35 @@ def causal_mask(n):
     return np.arange(n)[:, None] >= np.arange(n)[None, :]
 """,
     },
+    "tokenize(), a loop over heads, Conv1D called, float64": {
+        "gpt2_heads": """
+def head_pattern(model, tokenizer, text, layer, head):
+    output = model(**tokenizer(text, return_tensors="pt"), output_attentions=True)
+    return tokenizer.tokenize(text), output.attentions[layer][0, head].detach().double().numpy()
+
+def attention_share(tokens, pattern, from_token, to_token):
+    clean = [token.replace("Ġ", " ").strip() for token in tokens]
+    row = clean.index(from_token.replace("Ġ", " ").strip())
+    column = clean.index(to_token.replace("Ġ", " ").strip())
+    return pattern[row][column]
+
+def layer_average(model, tokenizer, text, layer):
+    heads = [head_pattern(model, tokenizer, text, layer, h) for h in range(model.config.n_head)]
+    return heads[0][0], sum(pattern for _, pattern in heads) / len(heads)
+
+def recompute_head_pattern(model, input_ids, layer, head):
+    import math
+    gpt = model.transformer if hasattr(model, "transformer") else model
+    hidden = gpt(torch.tensor([list(input_ids)]), output_hidden_states=True).hidden_states[layer]
+    block = gpt.h[layer]
+    q, k, v = block.attn.c_attn(block.ln_1(hidden)).split(model.config.n_embd, dim=2)
+    size = model.config.n_embd // model.config.n_head
+    q, k = (t[0, :, head * size:(head + 1) * size].double() for t in (q, k))
+    scores = q @ k.T / math.sqrt(size)
+    scores[torch.ones_like(scores, dtype=torch.bool).triu(1)] = float("-inf")
+    return torch.softmax(scores, dim=-1).detach().numpy()
+""",
+    },
 }
 
 
