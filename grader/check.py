@@ -41,8 +41,8 @@ def parser() -> Parser:
     p.add_argument("--exercise", action="append", choices=list(registry.BY_MODULE), metavar="NAME",
                    help=f"grade only this exercise (repeatable): {', '.join(registry.BY_MODULE)}")
     p.add_argument("--public", action="store_true", help="run the public checks only, not the hidden ones")
-    p.add_argument("--solutions", type=Path, help="reference solutions for hidden checks")
-    p.add_argument("--time-limit", type=float, metavar="SECONDS", help="per call into your code")
+    p.add_argument("--solutions", type=Path, metavar="DIR", help="reference solutions for hidden checks")
+    p.add_argument("--time-limit", type=float, metavar="SECONDS", help="per call into your code (default 5; 30 for GPT-2)")
     p.add_argument("--memory-limit", type=float, metavar="MB", help="memory your code may use (default 2048)")
     p.add_argument("--gpt2-model", type=Path, metavar="DIR",
                    help="GPT-2 small, for the lesson's claims (default: $SOFTLOOKUP_GPT2, then the HF cache)")

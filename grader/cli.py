@@ -31,6 +31,11 @@ def main(argv=None) -> int:
         for name, (_, summary) in COMMANDS.items():
             print(f"  {name:<14}{summary}")
         return 0 if argv else 2
+    if argv[0] == "--version":
+        from importlib.metadata import version
+
+        print(f"softlookup {version('softlookup')}")
+        return 0
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
         print(f"softlookup: unknown command {name!r}; choose one of: {', '.join(COMMANDS)}", file=sys.stderr)
