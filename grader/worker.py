@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import io
 import os
 import resource
 import signal
@@ -33,6 +34,16 @@ class Settings:
     scratch: str  # an empty folder to work in; the judge removes it
     memory_limit: int  # bytes of address space the learner may add
     cpu_backstop: int = 900  # seconds of CPU for the whole worker, in case the judge dies
+
+
+class _Discard(io.TextIOBase):
+    """sys.stdout for learner code: what it prints is not graded, and a flood costs nothing."""
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        return len(text)
 
 
 def _die_with_parent():
@@ -70,8 +81,9 @@ def _isolate(settings: Settings):
     _die_with_parent()
     os.chdir(settings.scratch)
     devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):  # what the learner prints is not graded: a flood of it costs nothing
+    for fd in (0, 1, 2):  # output from C code and subprocesses goes nowhere too
         os.dup2(devnull, fd)
+    sys.stdout = sys.stderr = _Discard()
     if settings.directory:
         sys.path.insert(0, settings.directory)
     torch = sys.modules.get("torch")
