@@ -8,7 +8,7 @@ and anything added later (CSV rows, feedback files) are functions of a
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -46,8 +46,7 @@ class ExerciseResult:
     @property
     def status(self) -> str:
         ran = [check for check in self.checks if check.outcome != "skipped"]
-        if ran and all("not implemented yet" in check.message for check in ran if not check.passed) \
-                and not any(check.passed for check in ran):
+        if ran and all(not check.passed and "not implemented yet" in check.message for check in ran):
             return "not started"
         if self.score >= self.max_score - 1e-9:
             return "done"
@@ -87,19 +86,6 @@ class SubmissionResult:
             exercise = ExerciseResult(check.exercise, title)
             self.exercises.append(exercise)
         exercise.checks.append(check)
-
-    def to_dict(self) -> dict:
-        return {
-            "submission": self.submission,
-            "score": self.score,
-            "max_score": self.max_score,
-            "seconds": round(self.seconds, 3),
-            "exercises": [
-                {"name": e.name, "title": e.title, "score": e.score, "max_score": e.max_score,
-                 "status": e.status, "checks": [asdict(c) for c in e.checks]}
-                for e in self.exercises
-            ],
-        }
 
 
 def gradescope(result: SubmissionResult) -> dict:
