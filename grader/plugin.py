@@ -15,6 +15,8 @@ Fixtures for checks:
 
 from __future__ import annotations
 
+import io
+import shutil
 import time
 from pathlib import Path
 
@@ -50,7 +52,6 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "gpt2_weights: needs the real GPT-2 weights; skipped without them")
     config.stash[RESULT] = SubmissionResult(str(config.getoption("submission")))
     config.stash[_CASES] = {}
-
     config.stash[_POOL] = sandbox.Pool()
 
 
@@ -151,8 +152,10 @@ def pytest_terminal_summary(terminalreporter, config):
 
         from grader.results import render
 
-        terminalreporter.write_line("")
-        render(result, Console(file=terminalreporter._tw, force_terminal=terminalreporter.hasmarkup))
+        table = io.StringIO()
+        render(result, Console(file=table, force_terminal=terminalreporter.hasmarkup,
+                               width=shutil.get_terminal_size().columns))
+        terminalreporter.write("\n" + table.getvalue())
 
 
 # -- fixtures -----------------------------------------------------------------------
