@@ -81,8 +81,7 @@ def pytest_collection_finish(session):
         folder = Path(session.config.getoption("submission"))
         if not folder.is_dir():
             raise pytest.UsageError(f"--submission: {folder} is not a folder; give the folder with your modules")
-        needs_torch = any(exercise.needs_gpt2 for exercise in exercises)
-        sandbox.preload(["numpy", "grader.gpt2"] if needs_torch else ["numpy"])
+        sandbox.preload(gpt2=any(exercise.needs_gpt2 for exercise in exercises))
         session.config.stash[_STARTED] = time.monotonic()
 
 

@@ -33,8 +33,8 @@ _context = multiprocessing.get_context("forkserver")
 _preloaded: set[str] = set()
 
 
-def preload(modules: list[str]) -> None:
-    """Start the fork server early, with these modules imported in it.
+def preload(gpt2: bool) -> None:
+    """Start the fork server early, with numpy (and torch and transformers if ``gpt2``) imported in it.
 
     Workers are forked from this server, so an import paid here (torch and
     transformers take seconds) is paid once per judge process, not per worker.
@@ -44,7 +44,7 @@ def preload(modules: list[str]) -> None:
 
     if _preloaded:
         return
-    _preloaded.update(["grader.worker", *modules])
+    _preloaded.update(["grader.worker", "numpy", *(["grader.gpt2"] if gpt2 else [])])
     _context.set_forkserver_preload(sorted(_preloaded))
     forkserver.ensure_running()
 

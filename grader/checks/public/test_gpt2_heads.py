@@ -157,8 +157,7 @@ def test_layer_average(submission, kit, layer):
 
 def score_scale(received, expected):
     """How many times larger the received scores are, if they are the expected ones rescaled (else None)."""
-    rows = [i for i in range(1, len(expected))]
-    pairs = [(np.log(received[i, :i + 1]), np.log(expected[i, :i + 1])) for i in rows]
+    pairs = [(np.log(received[i, :i + 1]), np.log(expected[i, :i + 1])) for i in range(1, len(expected))]
     r = np.concatenate([a - a.mean() for a, _ in pairs])
     e = np.concatenate([b - b.mean() for _, b in pairs])
     factor = float(r @ e / (e @ e))
