@@ -53,7 +53,7 @@ def parser() -> Parser:
 def grade(directory: Path, exercises: list[registry.Exercise], hidden: bool = True,
           extra: list[str] = (), verbose: bool = False) -> SubmissionResult:
     """Run the checks of ``exercises`` on ``directory`` and return the result."""
-    sandbox.preload(gpt2=any(e.needs_gpt2 for e in exercises))  # before pytest starts: the imports overlap
+    sandbox.preload(torch=any(e.needs_gpt2 for e in exercises))  # before pytest starts: the imports overlap
     files = [str(path) for exercise in exercises for path in exercise.check_files(hidden)]
     args = [*files, f"--submission={directory}", "-p", "no:cacheprovider", f"--rootdir={registry.CHECKS_DIR}",
             "-o", "addopts=", *extra]

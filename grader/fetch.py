@@ -17,11 +17,11 @@ def main(argv=None) -> int:
     parser = Parser(prog="softlookup fetch-gpt2", description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path, help="where to put GPT-2 small (about 550 MB)")
     args = parser.parse_args(argv)
-    from grader import gpt2
+    from grader import models
 
     try:
-        folder = gpt2.fetch_gpt2(args.folder)
-    except gpt2.GPT2NotFound as error:
+        folder = models.fetch_gpt2(args.folder)
+    except models.GPT2NotFound as error:
         print(f"softlookup fetch-gpt2: {error}", file=sys.stderr)
         return 1
     print(f"GPT-2 small is in {folder}; grade with SOFTLOOKUP_GPT2={folder}")

@@ -15,6 +15,7 @@ Fixtures for checks:
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import shutil
 import time
@@ -27,11 +28,12 @@ from grader.judge import CheckFailure
 from grader.results import CheckResult, SubmissionResult
 
 RESULT = pytest.StashKey[SubmissionResult]()
-_POOL = pytest.StashKey[sandbox.Pool]()
+SESSION = pytest.StashKey[sandbox.Session]()
 _CASES = pytest.StashKey[dict]()
 _STARTED = pytest.StashKey[float]()
 
-KIT_LIMITS = sandbox.Limits(time=300.0, memory=16 * 2**30)  # trusted code: generous, so load never blames a learner
+# Trusted code gets generous limits, so that a loaded machine never blames a learner for the kit's slowness.
+KIT_LIMITS = sandbox.Limits(time=300.0, memory=16 * 2**30, torch=True)
 
 
 def pytest_addoption(parser):
@@ -46,13 +48,17 @@ def pytest_addoption(parser):
                     help="memory the learner's code may allocate (default: 2048 MB)")
     group.addoption("--gpt2-model", default=None, metavar="DIR",
                     help="GPT-2 small for the lesson's claims (default: $SOFTLOOKUP_GPT2, then the HF cache)")
+    group.addoption("--require-isolation", action="store_true",
+                    help="refuse to grade where the kernel cannot confine learner code fully")
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpt2_weights: needs the real GPT-2 weights; skipped without them")
     config.stash[RESULT] = SubmissionResult(str(config.getoption("submission")))
     config.stash[_CASES] = {}
-    config.stash[_POOL] = sandbox.Pool()
+    solutions = config.getoption("solutions")
+    config.stash[SESSION] = sandbox.Session(require_isolation=config.getoption("require_isolation"),
+                                            forbidden=[solutions] if solutions else [])
 
 
 def _check_of(item) -> tuple[registry.Exercise, bool] | None:
@@ -81,7 +87,11 @@ def pytest_collection_finish(session):
         folder = Path(session.config.getoption("submission"))
         if not folder.is_dir():
             raise pytest.UsageError(f"--submission: {folder} is not a folder; give the folder with your modules")
-        sandbox.preload(gpt2=any(exercise.needs_gpt2 for exercise in exercises))
+        sandbox.preload(torch=any(exercise.needs_gpt2 for exercise in exercises))
+        try:
+            session.config.stash[SESSION].probe()
+        except sandbox.KitError as error:
+            raise pytest.UsageError(str(error)) from None
         session.config.stash[_STARTED] = time.monotonic()
 
 
@@ -99,6 +109,11 @@ def _report_verdicts_plainly(item):
         return traceback_report(excinfo, *args, **kwargs)
 
     item.repr_failure = repr_failure
+
+
+def pytest_runtest_setup(item):
+    if SESSION in item.config.stash:
+        item.config.stash[SESSION].printed.clear()  # what learner code prints is kept per check
 
 
 @pytest.hookimpl(wrapper=True)
@@ -132,16 +147,24 @@ def pytest_runtest_makereport(item, call):
             max_points=0.0 if report.skipped else share,
             message=message,
             hidden=hidden,
+            printed=_printed(item.config.stash[SESSION].printed),
         ),
         exercise.title,
     )
     return report
 
 
+def _printed(calls: list[tuple[str, str]]) -> str:
+    return "\n".join(f"{label} printed:\n{output}" for label, output in calls)
+
+
 def pytest_sessionfinish(session):
+    result, grading = session.config.stash[RESULT], session.config.stash[SESSION]
     if _STARTED in session.config.stash:
-        session.config.stash[RESULT].seconds = time.monotonic() - session.config.stash[_STARTED]
-    session.config.stash[_POOL].close()
+        result.seconds = time.monotonic() - session.config.stash[_STARTED]
+    if grading.protections is not None:
+        result.unprotected = grading.protections.missing()
+    grading.close()
 
 
 def pytest_terminal_summary(terminalreporter, config):
@@ -166,10 +189,11 @@ def submission(request):
     folder = Path(config.getoption("submission")).resolve()
 
     def limits_for(module: str) -> sandbox.Limits:
-        time_limit = config.getoption("time_limit") or registry.exercise(module).time_limit
-        return sandbox.Limits(time=time_limit, memory=int(config.getoption("memory_limit") * 2**20))
+        exercise = registry.exercise(module)
+        return sandbox.Limits(time=config.getoption("time_limit") or exercise.time_limit,
+                              memory=int(config.getoption("memory_limit") * 2**20), torch=exercise.needs_gpt2)
 
-    return sandbox.Namespace(config.stash[_POOL], str(folder), limits_for)
+    return sandbox.Namespace(config.stash[SESSION], str(folder), limits_for)
 
 
 @pytest.fixture(scope="session")
@@ -177,10 +201,13 @@ def reference(request):
     folder = Path(request.config.getoption("solutions") or registry.KIT_ROOT / "solutions").resolve()
     if not folder.is_dir():
         pytest.skip(f"hidden checks need the reference solutions; {folder} is missing (--solutions DIR)")
-    return sandbox.Namespace(request.config.stash[_POOL], str(folder), lambda module: KIT_LIMITS, trusted=True)
+    def limits_for(module: str) -> sandbox.Limits:
+        return dataclasses.replace(KIT_LIMITS, torch=registry.exercise(module).needs_gpt2)
+
+    return sandbox.Namespace(request.config.stash[SESSION], str(folder), limits_for, trusted=True)
 
 
 @pytest.fixture(scope="session")
 def kit(request):
-    return sandbox.Namespace(request.config.stash[_POOL], None, lambda module: KIT_LIMITS, package="grader",
+    return sandbox.Namespace(request.config.stash[SESSION], None, lambda module: KIT_LIMITS, package="grader",
                              trusted=True)

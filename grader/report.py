@@ -59,17 +59,17 @@ def main(argv=None) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from grader import gpt2
+    from grader import gpt2, models
 
     console = Console(highlight=False)
-    if gpt2.real_available(args.model):
-        model, tokenizer, name = gpt2.real_model(args.model), gpt2.real_tokenizer(), "GPT-2 small"
-        console.print(f"GPT-2 small, from {gpt2.locate(args.model)}")
+    if models.real_available(args.model):
+        model, tokenizer, name = models.real_model(args.model), models.real_tokenizer(), "GPT-2 small"
+        console.print(f"GPT-2 small, from {models.locate(args.model)}")
     elif args.model:
         print(f"softlookup gpt2-report: no GPT-2 (config.json and weights) in {args.model}", file=sys.stderr)
         return 2
     else:
-        model, tokenizer, name = gpt2.tiny_model(), gpt2.tiny_tokenizer(), "tiny GPT-2 (seed 0)"
+        model, tokenizer, name = models.tiny_model(), models.tiny_tokenizer(), "tiny GPT-2 (seed 0)"
         console.print("GPT-2 small's weights are not on this machine: this report uses the tiny seeded GPT-2, "
                       "whose random weights mean nothing (softlookup fetch-gpt2 gets the real ones).")
     measured = gpt2.lesson_shares(model, tokenizer)

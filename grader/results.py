@@ -23,6 +23,7 @@ class CheckResult:
     max_points: float
     message: str = ""
     hidden: bool = False
+    printed: str = ""  # what the learner's code printed during the check (capped)
 
     @property
     def passed(self) -> bool:
@@ -65,6 +66,7 @@ class SubmissionResult:
     submission: str
     exercises: list[ExerciseResult] = field(default_factory=list)
     seconds: float = 0.0
+    unprotected: list[str] = field(default_factory=list)  # protections this machine could not give the workers
 
     @property
     def score(self) -> float:

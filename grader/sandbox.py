@@ -1,85 +1,66 @@
-"""The judge's side of the boundary: worker processes, time limits and proxies.
+"""The judge's side of the boundary: sessions, workers, time limits and proxies.
 
 Checks call ``submission.lookup.soft_lookup(3.0, keys, values, 1.5)`` as if the
 learner's module were imported. Each call travels as plain data to a worker
-process (one per folder and module, forked from a server that has already
-imported numpy, and torch when GPT-2 is graded), and the answer comes back as
-plain data, or as a :class:`SubmissionError` that says what went wrong in
-words a learner understands. A call that runs past its time limit kills its
-worker; the next call gets a fresh one, so one bad function costs one check.
+process (one per folder and module, forked by a :class:`~grader.zygote.ForkServer`
+and confined by :mod:`grader.confine`), and the answer comes back as plain
+data, or as a :class:`SubmissionError` that says what went wrong in words a
+learner understands.
+
+The judge trusts nothing that comes back: the whole exchange of a call is
+held to its time limit (a worker that sends half a message and sleeps is
+killed like one that loops), every message is size- and shape-checked before
+it is decoded, every field is validated, and learner text is stripped of
+control characters. A call that runs past its limit kills its worker; the
+next call gets a fresh one, so one bad function costs one check.
+
+Learners' workers see a private copy of their folder, never the folder
+itself: links that lead outside it are refused before anything runs.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import atexit
 import os
 import shutil
 import signal
-import sys
+import socket
 import tempfile
 import time
-import types
-from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from grader import codec
-from grader.worker import Settings, serve
+from grader.confine import Protections
+from grader.zygote import ForkServer, ForkServerError
 
-STARTUP_TIMEOUT = 120.0  # seconds for a worker to start (the fork server may be importing torch)
-PREPARE_TIMEOUT = 300.0  # seconds to build a call's arguments (loading the real GPT-2 from disk)
-MAX_MESSAGE = 256 * 2**20
-
-_context = multiprocessing.get_context("forkserver")
-_preloaded: set[str] = set()
-
-
-def preload(gpt2: bool) -> None:
-    """Start the fork server early, with numpy (and torch and transformers if ``gpt2``) imported in it.
-
-    Workers are forked from this server, so an import paid here (torch and
-    transformers take seconds) is paid once per judge process, not per worker.
-    Only the first call has an effect: the server cannot learn new modules later.
-    """
-    from multiprocessing import forkserver
-
-    if _preloaded:
-        return
-    _preloaded.update(["grader.worker", "numpy", *(["grader.gpt2"] if gpt2 else [])])
-    _context.set_forkserver_preload(sorted(_preloaded))
-    forkserver.ensure_running()
-
-
-@contextmanager
-def _without_main_module():
-    """Hide the judge's ``__main__`` while starting a worker.
-
-    multiprocessing re-runs the parent's main script in every child it starts
-    (so that pickled functions defined there resolve). Workers need nothing from
-    it, and re-running ``softlookup``, pytest or a notebook kernel per worker
-    would only cost time or fail.
-    """
-    main = sys.modules["__main__"]
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        sys.modules["__main__"] = main
+PACKAGE_DIR = Path(__file__).resolve().parent
+KIT_ROOT = PACKAGE_DIR.parent
+STARTUP_TIMEOUT = 120.0  # seconds for a worker to start (building the real GPT-2 from disk included)
+MAX_MESSAGE = 96 * 2**20  # a 64 MB array, base64-encoded, and change
+PRINTED_LINES = 20  # lines of a call's printed output kept for the learner
+COPY_LIMITS = (500, 20 * 2**20)  # files and bytes a submission folder may hold
+LIGHT = ["numpy", "grader.worker"]
+TORCH = [*LIGHT, "grader.models"]  # torch and transformers come with it
+ERROR_KINDS = {"not_implemented", "exception", "syntax", "exit", "memory", "encoding", "mutated"}
 
 
 @dataclass
 class Limits:
-    time: float = 5.0  # seconds of wall time per call
-    memory: int = 2 * 2**30  # bytes the learner may allocate on top of the worker's own
+    time: float = 5.0  # seconds of wall time per call, the whole exchange included
+    memory: int = 2 * 2**30  # bytes the code may allocate on top of the worker's own
+    torch: bool = False  # the worker is forked from the server that has torch and transformers
 
 
 @dataclass
 class SubmissionError(Exception):
     """A call into learner code did not return a value; ``kind`` says why."""
 
-    kind: str  # not_implemented, exception, syntax, exit, memory, encoding, timeout, crash
+    kind: str  # one of ERROR_KINDS, or timeout, crash, missing, invalid
     message: str
     label: str = "your code"  # "lookup.soft_lookup()" or "importing lookup.py"
     where: tuple | None = None  # (file, line, code) in the learner's files
+    output: str = ""  # what the call printed, if anything
 
     def __str__(self):
         return self.explain()
@@ -100,106 +81,197 @@ class SubmissionError(Exception):
             return f"{name} tried to end the program (sys.exit({self.message})){place}; return a value instead."
         if self.kind == "syntax":
             return f"Python could not read your file: {self.message}{place}."
-        if self.kind == "missing":
-            return f"{self.message[0].upper()}{self.message[1:]}: put your file there, or check the folder name."
-        if self.kind == "encoding":
-            return f"{name} {self.message}."
-        if self.kind == "crash":
+        if self.kind in ("missing", "invalid"):
+            return f"{self.message[0].upper()}{self.message[1:]}."
+        if self.kind == "mutated":
+            return (f"{name} {self.message}{place}: work on a copy (x = x - x.max() makes a new array; "
+                    "x -= ... changes the caller's), because the caller still needs its values.")
+        if self.kind in ("encoding", "crash"):
             return f"{name} {self.message}."
         return f"{name} raised {self.message}{place}."
+
+
+class KitError(RuntimeError):
+    """Trusted code (a reference solution, the kit's GPT-2) failed: the grader's problem, not the learner's."""
+
+
+class IsolationError(KitError):
+    """Isolation was required and this machine does not offer all of it."""
+
+
+# -- one worker ----------------------------------------------------------------------------
+
+
+class _Worker:
+    """A live worker: its supervisor and its own pid, its message socket and its status pipe."""
+
+    def __init__(self, server: ForkServer, settings: dict):
+        ours, theirs = socket.socketpair()
+        status, status_writer = os.pipe()
+        try:
+            self.supervisor = server.spawn(settings, [theirs.fileno(), status_writer])
+        finally:
+            theirs.close()
+            os.close(status_writer)
+        self.conn, self.status, self.pid = ours, os.fdopen(status, "rb", buffering=0), None
+        self.pid = int(self._status_line(STARTUP_TIMEOUT).removeprefix("pid "))
+
+    def _status_line(self, timeout: float) -> str:
+        """The supervisor's next line ("pid N", "exit N" or "signal N"), or "" if none comes in time."""
+        line, deadline = b"", time.monotonic() + timeout
+        os.set_blocking(self.status.fileno(), False)
+        while not line.endswith(b"\n") and time.monotonic() < deadline and len(line) < 64:
+            try:
+                chunk = os.read(self.status.fileno(), 1)
+            except BlockingIOError:
+                time.sleep(0.005)
+                continue
+            if not chunk:
+                break
+            line += chunk
+        return line.decode(errors="replace").strip()
+
+    def ending(self) -> str:
+        """How the worker ended, in words, as its supervisor saw it."""
+        line = self._status_line(2.0)
+        kind, _, value = line.partition(" ")
+        if kind == "signal" and value.isdigit():
+            number = int(value)
+            name = signal.Signals(number).name if number in signal.valid_signals() else f"signal {number}"
+            why = "ran out of memory or CPU time" if number in (signal.SIGKILL, signal.SIGXCPU) else "crashed"
+            return f"{why} (the process died with {name})"
+        if kind == "exit" and value.lstrip("-").isdigit():
+            return f"ended the whole process (exit code {value}); return a value instead"
+        return "stopped answering"
+
+    def kill(self):
+        for pid in (self.pid, self.supervisor):
+            if pid:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        self.conn.close()
+        self.status.close()
+
+
+# -- one folder and module -------------------------------------------------------------------
 
 
 @dataclass
 class _Slot:
     """One folder-and-module pair: its live worker, and what is already known to fail."""
 
-    directory: str | None
+    session: "Session"
+    directory: str | None  # what the worker imports from (a learner's private copy)
+    origin: str | None  # the folder as the learner named it, for messages
     module: str
     limits: Limits
-    process: multiprocessing.Process | None = None
-    conn: object = None
-    scratch: str | None = None  # the worker's working folder, removed with it
+    trusted: bool
+    readable: list[str] = field(default_factory=list)
+    worker: _Worker | None = None
+    scratch: Path | None = None
+    models: set = field(default_factory=set)  # every GPT-2 from disk this slot's calls have needed
     next_id: int = 0
     import_error: SubmissionError | None = None
     hung: dict = field(default_factory=dict)  # function -> the timeout error it gave
 
-    # -- process life ---------------------------------------------------------
     def start(self):
-        parent, child = _context.Pipe()
-        self.scratch = tempfile.mkdtemp(prefix="softlookup-worker-")
-        settings = Settings(directory=self.directory, scratch=self.scratch, memory_limit=self.limits.memory)
-        self.process = _context.Process(target=serve, args=(child, settings), daemon=True)
-        with _without_main_module():
-            self.process.start()
-        child.close()
-        self.conn = parent
-        self._receive(STARTUP_TIMEOUT, "start")
+        self.scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=self.session.root))
+        settings = {
+            "directory": self.directory, "scratch": str(self.scratch), "memory_limit": self.limits.memory,
+            "confined": not self.trusted, "readable": self.readable, "forbidden": self.session.forbidden,
+            "models": [codec.to_plain(spec)["model_spec"] for spec in sorted(self.models, key=repr)],
+            "output_limit": self.session.output_limit,
+        }
+        fork_server = server(self.limits.torch or bool(self.models))
+        try:
+            self.worker = _Worker(fork_server, settings)
+            ready = codec.receive(self.worker.conn, time.monotonic() + STARTUP_TIMEOUT, MAX_MESSAGE)
+        except (ForkServerError, OSError, EOFError, TimeoutError, ValueError, codec.EncodingError) as error:
+            self.stop()
+            raise KitError(f"a worker could not start ({type(error).__name__}: {error})") from None
+        if not isinstance(ready, dict) or ready.get("ready") is not True:
+            error = ready.get("error") if isinstance(ready, dict) else None
+            self.stop()
+            detail = codec.clean_text(f"{error.get('type')}: {error.get('message')}", 300) if isinstance(
+                error, dict) else "no reason given"
+            raise KitError(f"a worker could not be set up ({detail})")
+        if not self.trusted:
+            self.session.note_protections(ready.get("protections"))
 
     def stop(self):
-        if self.process is not None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.process.kill()
-            self.process.join(5)
-            self.conn.close()
-            shutil.rmtree(self.scratch, ignore_errors=True)
-        self.process = self.conn = self.scratch = None
+        if self.worker is not None:
+            self.worker.kill()
+        if self.scratch is not None:
+            _remove(self.scratch)
+        self.worker = self.scratch = None
 
-    # -- messages ---------------------------------------------------------------
-    def _receive(self, timeout: float, stage: str) -> dict:
-        """The worker's next message; TimeoutError (worker killed) if none comes in time."""
-        if not self.conn.poll(timeout):
-            self.stop()
-            raise TimeoutError
-        try:
-            return codec.loads(self.conn.recv_bytes(MAX_MESSAGE))
-        except (EOFError, OSError, ValueError):  # it died, or sent what is not our JSON
-            error = self._death(stage)
-            self.stop()
-            raise error from None
-
-    def _death(self, stage: str) -> SubmissionError:
-        self.process.join(1)
-        code = self.process.exitcode
-        if code is None:
-            message = f"sent a message the grader cannot read while {stage}"
-        elif code < 0:
-            name = signal.Signals(-code).name
-            why = "ran out of memory or CPU time" if -code in (signal.SIGKILL, signal.SIGXCPU) else "crashed"
-            message = f"{why} (the process died with {name}) while {stage}"
-        else:
-            message = f"ended the whole process (exit code {code}) while {stage}; return a value instead"
-        return SubmissionError("crash", message)
-
-    def _request(self, op: str, function: str, args, time_limit: float) -> dict:
-        if self.process is None:
+    def _exchange(self, op: str, function: str, args, time_limit: float) -> dict:
+        """Send one request and return the worker's validated answer, all within ``time_limit``."""
+        if self.worker is None:
             self.start()
         self.next_id += 1
         request = {"id": self.next_id, "op": op, "module": self.module, "function": function,
                    "args": codec.to_plain(list(args))}
-        self.conn.send_bytes(codec.dumps(request))
+        deadline = time.monotonic() + time_limit
         stage = f"importing {self.module}.py" if op == "import" else f"running {function}()"
-        for timeout in (PREPARE_TIMEOUT, time_limit):
-            answer = self._receive(timeout, stage)
-            if answer.get("id") != self.next_id:
-                self.stop()
-                raise SubmissionError("crash", "sent a message the grader did not ask for")
-        return answer
+        try:
+            self.worker.conn.settimeout(time_limit)
+            codec.send(self.worker.conn, request)
+            answer = codec.receive(self.worker.conn, deadline, MAX_MESSAGE)
+        except (TimeoutError, socket.timeout):
+            self.stop()
+            raise TimeoutError from None
+        except (EOFError, ConnectionError, OSError):
+            ending = self.worker.ending()
+            self.stop()
+            raise SubmissionError("crash", f"{ending} while {stage}") from None
+        except codec.EncodingError as error:
+            self.stop()
+            raise SubmissionError("encoding", f"{error} while {stage}") from None
+        return self._validated(answer)
 
-    # -- what checks use ----------------------------------------------------------
+    def _validated(self, answer) -> dict:
+        """The answer's fields, each of the type and size expected, or a crash if it is not our message."""
+        if not isinstance(answer, dict) or answer.get("id") != self.next_id or ("value" in answer) == (
+                "error" in answer):
+            self.stop()
+            raise SubmissionError("crash", "sent a message the grader did not ask for")
+        output = answer.get("output") if isinstance(answer.get("output"), str) else ""
+        lines = answer.get("lines") if type(answer.get("lines")) is int else 0
+        printed = _printed(output, lines)
+        if "value" in answer:
+            return {"value": answer["value"], "output": printed}
+        error = answer["error"] if isinstance(answer["error"], dict) else {}
+        kind = error.get("kind") if error.get("kind") in ERROR_KINDS else "exception"
+        where = error.get("where")
+        if not (isinstance(where, list) and len(where) == 3 and type(where[1]) is int):
+            where = None
+        else:
+            where = (codec.clean_text(str(where[0]), 100), where[1], codec.clean_text(str(where[2]), 200))
+        text = codec.clean_text(str(error.get("message", "")), 2000)
+        if kind == "exception":
+            kind_name = codec.clean_text(str(error.get("type", "Exception")), 100)
+            text = f"{kind_name}: {text}" if text else kind_name
+        return {"error": SubmissionError(kind, text, where=where, output=printed), "output": printed}
+
+    # -- what checks use ----------------------------------------------------------------
     def call(self, function: str, args: tuple):
         """Run ``module.function(*args)`` in the worker; raise SubmissionError if it fails."""
         if self.import_error is not None:
             raise self.import_error
         if function in self.hung:
             raise self.hung[function]
-        if self.directory and not os.path.isfile(os.path.join(self.directory, f"{self.module}.py")):
-            self.import_error = SubmissionError(
-                "missing", f"there is no {self.module}.py in {self.directory}", f"importing {self.module}.py")
+        if self.directory and not self.trusted and not os.path.isfile(os.path.join(self.directory, f"{self.module}.py")):
+            self.import_error = SubmissionError("missing", f"there is no {self.module}.py in {self.origin}: put "
+                                                f"your file there, or check the folder name", f"importing {self.module}.py")
             raise self.import_error
-        if self.process is None:  # a fresh worker imports first, so import problems say so
+        from_disk = {spec for spec in codec.model_specs(list(args)) if spec.kind == "real"}
+        if not from_disk <= self.models:  # loading takes seconds: do it before learner code, in a new worker
+            self.models |= from_disk
+            self.stop()
+        if self.worker is None:  # a fresh worker imports first, so import problems say so
             try:
                 self._run("import", "", ())
             except SubmissionError as error:
@@ -215,85 +287,242 @@ class _Slot:
     def _run(self, op: str, function: str, args):
         label = f"{self.module}.{function}()" if op == "call" else f"importing {self.module}.py"
         try:
-            answer = self._request(op, function, args, self.limits.time)
+            answer = self._exchange(op, function, args, self.limits.time)
         except TimeoutError:
             raise SubmissionError("timeout", f"{self.limits.time:g} s", label) from None
         except SubmissionError as error:
             error.label = label
             raise
+        if answer["output"]:
+            self.session.printed.append((label, answer["output"]))
         if "error" in answer:
-            info = answer["error"]
-            where = tuple(info["where"]) if info["where"] else None
-            raise SubmissionError(info["kind"], _exception_text(info), label, where)
+            error = answer["error"]
+            error.label = label
+            raise error
         try:
             return codec.from_plain(answer["value"])
-        except (codec.EncodingError, KeyError, TypeError, ValueError) as exc:
+        except (codec.EncodingError, KeyError, TypeError, ValueError, RecursionError) as exc:
             raise SubmissionError("encoding", f"returned something the grader cannot read ({exc})", label) from None
 
 
-def _exception_text(info: dict) -> str:
-    if info["kind"] in ("exit", "syntax", "encoding"):
-        return info["message"]
-    return f"{info['type']}: {info['message']}" if info["message"] else info["type"]
+def _printed(output: str, lines: int) -> str:
+    """The first lines a call printed, and how many more there were."""
+    kept = codec.clean_text(output, 4000).splitlines()
+    total = max(lines, len(kept))
+    shown = kept[:PRINTED_LINES]
+    if total > len(shown):
+        shown.append(f"... ({total - len(shown)} more lines)")
+    return "\n".join(shown)
 
 
-class Pool:
-    """All workers of one grading session, keyed by folder and module."""
+def _remove(path: Path):
+    def writable_and_retry(function, failed, _):
+        os.chmod(os.path.dirname(failed), 0o700)
+        function(failed)
 
-    def __init__(self):
+    shutil.rmtree(path, onerror=writable_and_retry)
+
+
+# -- fork servers, shared by every session of this process -------------------------------------
+
+_servers: dict[bool, ForkServer] = {}
+_server_logs: list[Path] = []
+
+
+def server(torch: bool) -> ForkServer:
+    """The fork server for light (numpy) or torch workers, started on first use and kept for the process.
+
+    Started once, it serves every later session: a test run, a class graded
+    in batch or a notebook checking again pays for importing torch once.
+    """
+    if torch not in _servers:
+        if not _server_logs:
+            _server_logs.append(Path(tempfile.mkdtemp(prefix=f"softlookup-{os.getpid()}-servers-")))
+            atexit.register(shutdown)
+        log = _server_logs[0] / f"{'torch' if torch else 'light'}.log"
+        _servers[torch] = ForkServer(TORCH if torch else LIGHT, log)
+    return _servers[torch]
+
+
+def preload(torch: bool):
+    """Start the fork servers now, so that their imports overlap with whatever the judge does next."""
+    server(False)
+    if torch:
+        server(True)
+
+
+def shutdown():
+    """Stop the fork servers (at exit; a server also stops by itself when this process dies)."""
+    for handle in _servers.values():
+        handle.close()
+    _servers.clear()
+    for folder in _server_logs:
+        shutil.rmtree(folder, ignore_errors=True)
+    _server_logs.clear()
+
+
+# -- a grading session ------------------------------------------------------------------------
+
+
+class Session:
+    """Everything one grading run starts: private copies of submissions, workers, their scratch folders.
+
+    All of it lives in one temporary folder (``softlookup-<pid>-*``) that
+    :meth:`close` removes; a later session removes any left by a run that
+    was killed outright.
+    """
+
+    def __init__(self, require_isolation: bool = False, output_limit: int = 4000, forbidden=()):
+        _remove_abandoned_sessions()
+        self.root = Path(tempfile.mkdtemp(prefix=f"softlookup-{os.getpid()}-"))
+        self.require_isolation = require_isolation
+        self.output_limit = output_limit
+        # Carved out of what learners may read, wherever they lie (the kit installed in site-packages):
+        self.forbidden = sorted({str(PACKAGE_DIR), str(KIT_ROOT / "solutions"), str(KIT_ROOT / "tests"),
+                                 *map(str, forbidden)})
         self.slots: dict[tuple, _Slot] = {}
+        self.copies: dict[str, str | SubmissionError] = {}
+        self.protections: Protections | None = None
+        self.printed: list[tuple[str, str]] = []  # (call, what it printed) for the check running now
 
-    def slot(self, directory: str | None, module: str, limits: Limits) -> _Slot:
-        key = (directory, module)
+    def note_protections(self, plain):
+        """Record what a learner's worker reported; refuse to go on without isolation if it was required."""
+        try:
+            reported = Protections(**plain)
+        except TypeError:
+            raise KitError("a worker reported its protections in an unknown form") from None
+        if self.protections is None:
+            self.protections = reported
+        if self.require_isolation and reported.missing():
+            raise IsolationError("isolation is required and this machine lacks " + "; ".join(reported.missing()))
+
+    def probe(self) -> Protections:
+        """The protections a learner's worker gets here, measured by starting one that runs nothing."""
+        if self.protections is None:
+            slot = _Slot(self, None, None, "probe", Limits(), trusted=False)
+            try:
+                slot.start()
+            finally:
+                slot.stop()
+        return self.protections
+
+    def copy_of(self, directory: str) -> str:
+        """A private, read-only copy of a learner's folder: what their workers import from.
+
+        Raises SubmissionError ("invalid") for a folder with links that lead
+        outside it, or more files than any exercise needs.
+        """
+        if directory not in self.copies:
+            target = Path(tempfile.mkdtemp(prefix="submission-", dir=self.root))
+            try:
+                _copy_submission(Path(directory), target)
+                os.chmod(target, 0o755)
+                self.copies[directory] = str(target)
+            except SubmissionError as error:
+                self.copies[directory] = error
+        found = self.copies[directory]
+        if isinstance(found, SubmissionError):
+            raise found
+        return found
+
+    def slot(self, directory: str | None, module: str, limits: Limits, trusted: bool) -> _Slot:
+        key = (directory, module, trusted)
         if key not in self.slots:
-            self.slots[key] = _Slot(directory, module, limits)
+            if trusted or directory is None:
+                self.slots[key] = _Slot(self, directory, directory, module, limits, trusted)
+            else:
+                copy = self.copy_of(directory)
+                self.slots[key] = _Slot(self, copy, directory, module, limits, trusted, readable=[copy])
         return self.slots[key]
 
     def close(self):
         for slot in self.slots.values():
             slot.stop()
         self.slots.clear()
+        if self.root.exists():
+            _remove(self.root)
 
 
-class KitError(RuntimeError):
-    """Trusted code (a reference solution, the kit's GPT-2) failed: the grader's problem, not the learner's."""
+def _copy_submission(source: Path, target: Path):
+    files, size = 0, 0
+    for folder, subfolders, names in os.walk(source, followlinks=False):
+        subfolders[:] = [name for name in subfolders if name != "__pycache__" and not name.startswith(".")]
+        relative = Path(folder).relative_to(source)
+        for name in [*subfolders, *names]:
+            path = Path(folder) / name
+            if path.is_symlink():
+                real = path.resolve()
+                if real != source.resolve() and source.resolve() not in real.parents:
+                    raise SubmissionError("invalid", f"{relative / name} in {source} is a link to {real}, outside "
+                                                     "the folder: put the file itself there")
+        for name in subfolders:
+            (target / relative / name).mkdir()
+        for name in names:
+            path = Path(folder) / name
+            if not path.is_file() or name.startswith("."):
+                continue
+            files, size = files + 1, size + path.stat().st_size
+            if files > COPY_LIMITS[0] or size > COPY_LIMITS[1]:
+                raise SubmissionError("invalid", f"{source} holds more than {COPY_LIMITS[0]} files or "
+                                                 f"{COPY_LIMITS[1] // 2**20} MB: submit only your modules")
+            shutil.copyfile(path, target / relative / name)
+
+
+def _remove_abandoned_sessions():
+    """Remove the folders of sessions whose process is gone (killed before it could clean up)."""
+    for folder in Path(tempfile.gettempdir()).glob("softlookup-*-*"):
+        pid = folder.name.split("-")[1]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:
+            pass
+
+
+# -- proxies that checks use ---------------------------------------------------------------------
 
 
 class Namespace:
     """``namespace.module.function(*args)`` runs that function in a worker.
 
-    ``Namespace(pool, "path/to/submission", limits_for)`` is a learner's
+    ``Namespace(session, "path/to/submission", limits_for)`` is a learner's
     folder. A trusted namespace (the reference solutions, or the kit's own
-    modules with ``package="grader"``) runs in workers too, so the judge never
-    imports torch, but its failures raise :class:`KitError` instead of being
-    blamed on the learner.
+    modules with ``package="grader"``) runs in unconfined workers, so the
+    judge never imports torch, and its failures raise :class:`KitError`
+    instead of being blamed on the learner.
     """
 
-    def __init__(self, pool: Pool, directory: str | None, limits_for, package: str = "", trusted: bool = False):
-        self._pool, self._directory, self._limits_for = pool, directory, limits_for
+    def __init__(self, session: Session, directory: str | None, limits_for, package: str = "",
+                 trusted: bool = False):
+        self._session, self._directory, self._limits_for = session, directory, limits_for
         self._package, self._trusted = package, trusted
 
     def __getattr__(self, module):
         if module.startswith("_"):
             raise AttributeError(module)
         name = f"{self._package}.{module}" if self._package else module
-        slot = self._pool.slot(self._directory, name, self._limits_for(name))
-        return _Module(slot, self._trusted)
+        return _Module(self, name)
 
 
 class _Module:
-    def __init__(self, slot: _Slot, trusted: bool):
-        self._slot, self._trusted = slot, trusted
+    def __init__(self, namespace: Namespace, name: str):
+        self._namespace, self._name = namespace, name
 
     def __getattr__(self, function):
         if function.startswith("_"):
             raise AttributeError(function)
+        namespace = self._namespace
 
         def call(*args):
             try:
-                return self._slot.call(function, args)
+                slot = namespace._session.slot(namespace._directory, self._name,
+                                               namespace._limits_for(self._name), namespace._trusted)
+                return slot.call(function, args)
             except SubmissionError as error:
-                if self._trusted:
+                if namespace._trusted:
                     raise KitError(str(error)) from None
                 raise
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import torch
 
-from grader import gpt2
+from grader import gpt2, models
 from grader.codec import ModelSpec
 from grader.registry import KIT_ROOT
 
@@ -39,12 +39,12 @@ solutions = _load_solutions()
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    return gpt2.tiny_tokenizer()
+    return models.tiny_tokenizer()
 
 
 @pytest.fixture(scope="module", params=["lm", "base"])
 def model(request):
-    return gpt2.tiny_model(0, request.param)
+    return models.tiny_model(0, request.param)
 
 
 def _same_weights(a, b) -> bool:
@@ -56,30 +56,30 @@ def _same_weights(a, b) -> bool:
 
 
 def test_tiny_model_is_reproducible():
-    assert _same_weights(gpt2.tiny_model(0), gpt2.tiny_model(0))
-    assert not _same_weights(gpt2.tiny_model(0), gpt2.tiny_model(1))
-    assert _same_weights(gpt2.tiny_model(3, "base"), gpt2.tiny_model(3, "lm").transformer)
+    assert _same_weights(models.tiny_model(0), models.tiny_model(0))
+    assert not _same_weights(models.tiny_model(0), models.tiny_model(1))
+    assert _same_weights(models.tiny_model(3, "base"), models.tiny_model(3, "lm").transformer)
 
 
 def test_tiny_model_leaves_global_random_state_alone():
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
-    gpt2.tiny_model(5)
+    models.tiny_model(5)
     assert torch.equal(torch.rand(3), expected)
 
 
 def test_tiny_model_shape():
-    model = gpt2.tiny_model()
-    assert isinstance(model, gpt2.GPT2LMHeadModel) and not model.training
-    assert isinstance(gpt2.tiny_model(head="base"), gpt2.GPT2Model)
+    model = models.tiny_model()
+    assert isinstance(model, models.GPT2LMHeadModel) and not model.training
+    assert isinstance(models.tiny_model(head="base"), models.GPT2Model)
     config = model.config
     assert (config.n_layer, config.n_head, config.n_embd) == (6, 4, 64)
-    assert config.vocab_size == len(gpt2.TINY_VOCAB) == len(gpt2.tiny_tokenizer())
+    assert config.vocab_size == len(models.TINY_VOCAB) == len(models.tiny_tokenizer())
 
 
 def test_tiny_tokenizer_lesson_tokens(tokenizer):
-    assert gpt2.SENTENCES[0] == LESSON
+    assert models.SENTENCES[0] == LESSON
     assert tokenizer.tokenize(LESSON) == LESSON_TOKENS
     with_eot = tokenizer("<|endoftext|>" + LESSON)["input_ids"]
     assert with_eot[0] == tokenizer.eos_token_id == tokenizer.bos_token_id == 0
@@ -87,7 +87,7 @@ def test_tiny_tokenizer_lesson_tokens(tokenizer):
     assert tokenizer(LESSON, return_tensors="pt")["input_ids"].tolist() == [with_eot[1:]]
 
 
-@pytest.mark.parametrize("text", gpt2.SENTENCES)
+@pytest.mark.parametrize("text", models.SENTENCES)
 def test_tiny_tokenizer_round_trip(tokenizer, text):
     ids = tokenizer(text)["input_ids"]
     assert tokenizer.unk_token_id not in ids
@@ -102,7 +102,7 @@ def test_tiny_tokenizer_unknown_word(tokenizer):
 
 
 def test_real_tokenizer_ids():
-    tokenizer = gpt2.real_tokenizer()
+    tokenizer = models.real_tokenizer()
     assert len(tokenizer) == 50257
     assert tokenizer(LESSON)["input_ids"] == LESSON_IDS
     assert tokenizer("<|endoftext|>" + LESSON)["input_ids"] == [50256, *LESSON_IDS]
@@ -124,14 +124,14 @@ def test_attention_patterns_are_causal_weights(model, tokenizer, text):
 
 def test_attention_patterns_are_far_from_uniform(tokenizer):
     """Random weights must still give sharp patterns, or a wrong answer could pass."""
-    _, attentions = gpt2.attention_patterns(gpt2.tiny_model(), tokenizer, LESSON)
+    _, attentions = gpt2.attention_patterns(models.tiny_model(), tokenizer, LESSON)
     T = attentions.shape[-1]
     uniform = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
     assert np.abs(attentions - uniform).max(axis=(2, 3)).min() > 0.2
 
 
 def test_attention_patterns_refuse_a_model_without_attentions(tokenizer):
-    model = gpt2.tiny_model()
+    model = models.tiny_model()
     model.set_attn_implementation("sdpa")
     with pytest.raises(RuntimeError, match="eager"):
         gpt2.attention_patterns(model, tokenizer, LESSON)
@@ -189,42 +189,50 @@ def test_solutions_import_only_numpy_and_torch():
 
 
 def test_real_model_fails_fast_without_weights(monkeypatch, tmp_path):
-    monkeypatch.delenv(gpt2.ENV_VAR, raising=False)
+    monkeypatch.delenv(models.ENV_VAR, raising=False)
     cases = [{"path": tmp_path}]
-    if not gpt2.real_available():  # no GPT-2 in this machine's Hugging Face cache
+    if not models.real_available():  # no GPT-2 in this machine's Hugging Face cache
         cases.append({})
     for kwargs in cases:
         start = time.monotonic()
-        with pytest.raises(gpt2.GPT2NotFound) as error:
-            gpt2.real_model(**kwargs)
+        with pytest.raises(models.GPT2NotFound) as error:
+            models.real_model(**kwargs)
         assert time.monotonic() - start < 5
         message = str(error.value)
-        assert "\n" not in message and "softlookup fetch-gpt2" in message and gpt2.ENV_VAR in message
-    monkeypatch.setenv(gpt2.ENV_VAR, str(tmp_path))
-    assert not gpt2.real_available()
-    with pytest.raises(gpt2.GPT2NotFound, match=str(tmp_path)):
-        gpt2.real_model()
+        assert "\n" not in message and "softlookup fetch-gpt2" in message and models.ENV_VAR in message
+    monkeypatch.setenv(models.ENV_VAR, str(tmp_path))
+    assert not models.real_available()
+    with pytest.raises(models.GPT2NotFound, match=str(tmp_path)):
+        models.real_model()
 
 
 def test_real_model_loads_a_folder(monkeypatch, tmp_path):
     """The loading path, with the tiny model standing in for GPT-2 small."""
-    tiny = gpt2.tiny_model(7)
+    tiny = models.tiny_model(7)
     tiny.save_pretrained(tmp_path)
-    assert gpt2.real_available(tmp_path)
-    monkeypatch.setenv(gpt2.ENV_VAR, str(tmp_path))
+    assert models.real_available(tmp_path)
+    monkeypatch.setenv(models.ENV_VAR, str(tmp_path))
     for head in ("lm", "base"):
-        loaded = gpt2.build(ModelSpec(kind="real", head=head))
+        loaded = models.build(ModelSpec(kind="real", head=head))
         assert not loaded.training and loaded.config._attn_implementation == "eager"
         assert _same_weights(loaded, tiny if head == "lm" else tiny.transformer)
 
 
 def test_build():
-    assert _same_weights(gpt2.build(ModelSpec(seed=2, head="base")), gpt2.tiny_model(2, "base"))
-    tokenizer = gpt2.build(ModelSpec().tokenizer())
+    assert _same_weights(models.build(ModelSpec(seed=2, head="base")), models.tiny_model(2, "base"))
+    hidden = models.build(ModelSpec(seed=2).without_attentions())
+    assert _same_weights(hidden, models.tiny_model(2))
+    ids = models.tiny_tokenizer()(LESSON, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        assert not hidden(ids, output_attentions=True).attentions  # nothing to copy a pattern from
+        assert torch.allclose(hidden(ids).logits, models.tiny_model(2)(ids).logits, atol=1e-5)
+    with pytest.raises(RuntimeError, match="recompute"):
+        hidden.set_attn_implementation("eager")
+    tokenizer = models.build(ModelSpec().tokenizer())
     assert tokenizer.tokenize(LESSON) == LESSON_TOKENS
-    assert gpt2.build(ModelSpec(kind="real").tokenizer())(LESSON)["input_ids"] == LESSON_IDS
+    assert models.build(ModelSpec(kind="real").tokenizer())(LESSON)["input_ids"] == LESSON_IDS
     with pytest.raises(ValueError):
-        gpt2.build(ModelSpec(kind="huge"))
+        models.build(ModelSpec(kind="huge"))
 
 
 def test_fetch_fails_in_one_line_offline(tmp_path):
@@ -232,24 +240,24 @@ def test_fetch_fails_in_one_line_offline(tmp_path):
 
     if not constants.HF_HUB_OFFLINE:
         pytest.skip("huggingface_hub was imported before HF_HUB_OFFLINE was set: it would download")
-    with pytest.raises(gpt2.GPT2NotFound) as error:
-        gpt2.fetch_gpt2(tmp_path / "gpt2")
+    with pytest.raises(models.GPT2NotFound) as error:
+        models.fetch_gpt2(tmp_path / "gpt2")
     assert "\n" not in str(error.value)
 
 
 FORK_AFTER_IMPORT = """
 import os, sys
-from grader import gpt2  # imports torch and transformers, runs no torch operation
+from grader import gpt2, models  # import torch and transformers, run no torch operation
 pid = os.fork()
 if pid == 0:
-    tokens, attentions = gpt2.attention_patterns(gpt2.tiny_model(), gpt2.tiny_tokenizer(), gpt2.SENTENCES[0])
+    tokens, attentions = gpt2.attention_patterns(models.tiny_model(), models.tiny_tokenizer(), models.SENTENCES[0])
     os._exit(0 if attentions.shape == (6, 4, 10, 10) else 1)
 sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 """
 
 
 def test_a_process_forked_after_import_builds_models():
-    """Grading workers are forked from a server that has imported grader.gpt2."""
+    """Grading workers are forked from a server that has imported grader.models."""
     done = subprocess.run([sys.executable, "-c", FORK_AFTER_IMPORT], cwd=KIT_ROOT, timeout=120,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -260,9 +268,9 @@ def test_a_process_forked_after_import_builds_models():
 
 @pytest.fixture(scope="module")
 def real_pair():
-    if not gpt2.real_available():
-        pytest.skip(f"GPT-2 small is not on this machine (run `softlookup fetch-gpt2`, set {gpt2.ENV_VAR})")
-    return gpt2.real_model(), gpt2.real_tokenizer()
+    if not models.real_available():
+        pytest.skip(f"GPT-2 small is not on this machine (run `softlookup fetch-gpt2`, set {models.ENV_VAR})")
+    return models.real_model(), models.real_tokenizer()
 
 
 @pytest.mark.gpt2_weights

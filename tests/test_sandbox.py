@@ -1,6 +1,5 @@
-"""The sandbox on its own: limits, restarts and blame, on a toy module."""
+"""The sandbox on its own: limits, restarts, blame and what crosses the boundary, on a toy module."""
 
-import os
 import time
 
 import numpy as np
@@ -9,7 +8,7 @@ import pytest
 from grader import sandbox
 
 TOY = '''
-import os, subprocess, time
+import gc, os, socket, subprocess, sys, time
 import numpy as np
 
 def double(x):
@@ -19,37 +18,62 @@ def hang():
     while True:
         pass
 
-def spawn_and_hang(pid_file):
-    child = subprocess.Popen(["sleep", "300"])
-    open(pid_file, "w").write(str(child.pid))
-    while True:
-        pass
+def spawn():
+    return subprocess.Popen(["sleep", "300"]).pid
 
 def die():
     os._exit(5)
 
 def fail():
     raise KeyError("no such key")
+
+def chatty(n):
+    for i in range(n):
+        print("line", i)
+    return n
+
+def scale_in_place(x):
+    x *= 2
+    return x
+
+def half_a_message():
+    for conn in [o for o in gc.get_objects() if isinstance(o, socket.socket)]:
+        try:
+            conn.sendall((10**6).to_bytes(4, "big") + b"{")
+        except OSError:
+            continue
+        time.sleep(60)
+
+def nested(depth):
+    value = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+def escape_codes():
+    raise ValueError("\\x1b[2J\\x1b[31mcleared your screen\\u202e")
 '''
 
 
 @pytest.fixture
 def toy(tmp_path):
-    (tmp_path / "toy.py").write_text(TOY)
-    pool = sandbox.Pool()
+    folder = tmp_path / "toy"
+    folder.mkdir()
+    (folder / "toy.py").write_text(TOY)
+    session = sandbox.Session()
     limits = sandbox.Limits(time=1.0)
-    yield (sandbox.Namespace(pool, str(tmp_path), lambda module: limits),
-           sandbox.Namespace(pool, str(tmp_path), lambda module: limits, trusted=True))
-    pool.close()
+    yield (sandbox.Namespace(session, str(folder), lambda module: limits),
+           sandbox.Namespace(session, str(folder), lambda module: limits, trusted=True), session)
+    session.close()
 
 
 def test_values_come_back_as_plain_data(toy):
-    learner, _ = toy
+    learner, _, _ = toy
     assert np.array_equal(learner.toy.double([1, 2]), [2, 4])
 
 
 def test_a_hung_function_is_not_run_twice(toy):
-    learner, _ = toy
+    learner, _, _ = toy
     started = time.monotonic()
     for _ in range(3):
         with pytest.raises(sandbox.SubmissionError, match="time limit") as error:
@@ -59,41 +83,96 @@ def test_a_hung_function_is_not_run_twice(toy):
     assert np.array_equal(learner.toy.double([3]), [6])  # a fresh worker serves the rest
 
 
-def test_children_of_a_killed_worker_die_with_it(toy, tmp_path):
-    learner, _ = toy
-    pid_file = tmp_path / "child.pid"
-    with pytest.raises(sandbox.SubmissionError):
-        learner.toy.spawn_and_hang(str(pid_file))
-    child = int(pid_file.read_text())
-    for _ in range(50):
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
-    pytest.fail("the worker's child process outlived it")
+def test_half_a_message_is_held_to_the_time_limit(toy):
+    learner, _, _ = toy
+    started = time.monotonic()
+    with pytest.raises(sandbox.SubmissionError, match="time limit"):
+        learner.toy.half_a_message()
+    assert time.monotonic() - started < 2.5
+
+
+def test_a_learner_worker_starts_no_process(toy):
+    learner, trusted, _ = toy
+    with pytest.raises(sandbox.SubmissionError, match="PermissionError"):
+        learner.toy.spawn()
 
 
 def test_a_dead_worker_is_replaced(toy):
-    learner, _ = toy
+    learner, _, _ = toy
     with pytest.raises(sandbox.SubmissionError, match="exit code 5"):
         learner.toy.die()
     assert np.array_equal(learner.toy.double([1]), [2])
 
 
 def test_exceptions_name_the_line(toy):
-    learner, _ = toy
-    with pytest.raises(sandbox.SubmissionError, match=r"KeyError: 'no such key' at toy.py line 22"):
+    learner, _, _ = toy
+    with pytest.raises(sandbox.SubmissionError, match=r"KeyError: 'no such key' at toy.py line 18"):
         learner.toy.fail()
 
 
+def test_learner_text_loses_its_control_characters(toy):
+    learner, _, _ = toy
+    with pytest.raises(sandbox.SubmissionError) as error:
+        learner.toy.escape_codes()
+    assert "\x1b" not in str(error.value) and "\u202e" not in str(error.value)
+    assert "cleared your screen" in str(error.value)
+
+
 def test_a_missing_module_says_where_it_looked(toy, tmp_path):
-    learner, _ = toy
-    with pytest.raises(sandbox.SubmissionError, match=f"There is no absent.py in {tmp_path}"):
+    learner, _, _ = toy
+    with pytest.raises(sandbox.SubmissionError, match=f"There is no absent.py in {tmp_path / 'toy'}"):
         learner.absent.anything()
 
 
 def test_trusted_code_failing_is_the_kits_problem(toy):
-    _, trusted = toy
+    _, trusted, _ = toy
     with pytest.raises(sandbox.KitError):
         trusted.toy.fail()
+
+
+def test_prints_are_kept_capped(toy):
+    learner, _, session = toy
+    assert learner.toy.chatty(3) == 3
+    (label, output), = session.printed
+    assert label == "toy.chatty()" and output == "line 0\nline 1\nline 2"
+    session.printed.clear()
+    learner.toy.chatty(100_000)
+    lines = session.printed[0][1].splitlines()
+    assert len(lines) == sandbox.PRINTED_LINES + 1 and lines[-1].startswith("... (")
+
+
+def test_changing_an_argument_in_place_is_an_error(toy):
+    learner, _, _ = toy
+    with pytest.raises(sandbox.SubmissionError, match="changed its argument `x` in place") as error:
+        learner.toy.scale_in_place(np.ones(3))
+    assert error.value.kind == "mutated"
+
+
+def test_deep_nesting_is_refused_before_decoding(toy):
+    learner, _, _ = toy
+    assert learner.toy.nested(5) == [[[[[[]]]]]]
+    with pytest.raises(sandbox.SubmissionError, match="nested more than"):
+        learner.toy.nested(30)
+
+
+def test_links_out_of_a_submission_are_refused(tmp_path):
+    folder = tmp_path / "linked"
+    folder.mkdir()
+    (folder / "toy.py").symlink_to(sandbox.KIT_ROOT / "solutions" / "softmax.py")
+    session = sandbox.Session()
+    try:
+        learner = sandbox.Namespace(session, str(folder), lambda module: sandbox.Limits())
+        with pytest.raises(sandbox.SubmissionError, match="is a link to .* outside the folder") as error:
+            learner.toy.softmax([1.0])
+        assert error.value.kind == "invalid"
+    finally:
+        session.close()
+
+
+def test_a_session_leaves_nothing_behind(toy):
+    learner, _, session = toy
+    learner.toy.double([1])
+    root = session.root
+    assert root.exists()
+    session.close()
+    assert not root.exists()

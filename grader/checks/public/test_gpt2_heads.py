@@ -203,7 +203,7 @@ LAYER_CLAIMS = [claim for claim in lesson.CLAIMS if claim.head is None]
 def real_gpt2(kit, request):
     """GPT-2 small's spec, and the lesson's shares as transformers measures them on it."""
     path = request.config.getoption("gpt2_model") or os.environ.get("SOFTLOOKUP_GPT2")
-    if not kit.gpt2.real_available(path):
+    if not kit.models.real_available(path):
         pytest.skip("GPT-2 small's weights are not on this machine (softlookup fetch-gpt2 gets them)")
     real = ModelSpec(kind="real", path=path)
     return real, kit.gpt2.lesson_shares(real, real.tokenizer())
