@@ -11,14 +11,22 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import signal
 import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from grader import registry, sandbox
 from grader.cli import Parser
 from grader.results import SubmissionResult, render, write_gradescope
+
+# How the judge runs pytest: its own configuration file, no conftest.py from anywhere, no plugin it did not
+# name, no folder put on sys.path, no assertion rewriting (the checks report through grader.judge).
+PYTEST_ARGS = ["-c", str(registry.CHECKS_DIR / "pytest.ini"), f"--rootdir={registry.CHECKS_DIR}", "--noconftest",
+               "-p", "no:cacheprovider", "-p", "grader.plugin", "--import-mode=importlib", "--assert=plain",
+               "-o", "addopts="]
 
 
 class _Capture:
@@ -46,6 +54,8 @@ def parser() -> Parser:
     p.add_argument("--memory-limit", type=float, metavar="MB", help="memory your code may use (default 2048)")
     p.add_argument("--gpt2-model", type=Path, metavar="DIR",
                    help="GPT-2 small, for the lesson's claims (default: $SOFTLOOKUP_GPT2, then the HF cache)")
+    p.add_argument("--require-isolation", action="store_true",
+                   help="refuse to grade unless learner code can be fully confined on this machine")
     p.add_argument("-v", "--verbose", action="store_true", help="show pytest's own output too")
     return p
 
@@ -55,18 +65,36 @@ def grade(directory: Path, exercises: list[registry.Exercise], hidden: bool = Tr
     """Run the checks of ``exercises`` on ``directory`` and return the result."""
     sandbox.preload(torch=any(e.needs_gpt2 for e in exercises))  # before pytest starts: the imports overlap
     files = [str(path) for exercise in exercises for path in exercise.check_files(hidden)]
-    args = [*files, f"--submission={directory}", "-p", "no:cacheprovider", f"--rootdir={registry.CHECKS_DIR}",
-            "-o", "addopts=", *extra]
+    args = [*files, f"--submission={directory}", *PYTEST_ARGS, *extra]
     capture = _Capture()
-    if verbose:
-        code = pytest.main(args, plugins=[capture])
-    else:
-        with contextlib.redirect_stdout(io.StringIO()) as output:
-            code = pytest.main([*args, "-q"], plugins=[capture])
+    with _plugins_named_only():
+        if verbose:
+            code = pytest.main(args, plugins=[capture])
+        else:
+            with contextlib.redirect_stdout(io.StringIO()) as output:
+                code = pytest.main([*args, "-q"], plugins=[capture])
     if capture.result is None or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         detail = "" if verbose else output.getvalue().strip().splitlines()[-1:]
         raise RuntimeError(f"the checks could not run (pytest exit {int(code)}): {' '.join(detail)}")
     return capture.result
+
+
+@contextlib.contextmanager
+def _plugins_named_only():
+    """No pytest plugin loads by entry point while the judge runs: only those PYTEST_ARGS names."""
+    before = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = before
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt  # pytest then finishes the session: workers stopped, temporary folders removed
 
 
 def main(argv=None) -> int:
@@ -88,16 +116,16 @@ def main(argv=None) -> int:
         extra.append(f"--memory-limit={args.memory_limit}")
     if args.gpt2_model:
         extra.append(f"--gpt2-model={args.gpt2_model.resolve()}")
+    if args.require_isolation:
+        extra.append("--require-isolation")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         result = grade(args.directory.resolve(), exercises, hidden=not args.public, extra=extra, verbose=args.verbose)
     except RuntimeError as error:
         print(f"softlookup check: {error}", file=sys.stderr)
         return 2
     result.submission = str(args.directory)
-
-    from rich.console import Console
-
     render(result, Console(highlight=False))
     if args.json:
         try:

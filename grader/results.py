@@ -8,6 +8,8 @@ and anything added later (CSV rows, feedback files) are functions of a
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -117,7 +119,23 @@ def gradescope(result: SubmissionResult) -> dict:
 
 
 def write_gradescope(result: SubmissionResult, path: Path):
-    path.write_text(json.dumps(gradescope(result), indent=2) + "\n")
+    write_atomically(path, json.dumps(gradescope(result), indent=2) + "\n")
+
+
+def write_atomically(path: Path, text: str):
+    """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of one."""
+    path = Path(path)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        with os.fdopen(handle, "w") as stream:
+            stream.write(text)
+        os.chmod(temporary, 0o666 & ~umask)  # as if written in place (mkstemp makes it private)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
 
 
 def render(result: SubmissionResult, console) -> None:
@@ -125,6 +143,8 @@ def render(result: SubmissionResult, console) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    if result.unprotected:
+        console.print(f"[yellow]Learner code ran without: {escape('; '.join(result.unprotected))}.[/]")
     for exercise in result.exercises:
         # One line when one thing explains every failure, so a first run reads as a to-do list.
         heading = f"[bold]{exercise.name}.py[/]: {escape(exercise.title)}: [bold]0/{_fmt(exercise.max_score)}[/] points"

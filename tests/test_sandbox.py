@@ -106,7 +106,7 @@ def test_a_dead_worker_is_replaced(toy):
 
 def test_exceptions_name_the_line(toy):
     learner, _, _ = toy
-    with pytest.raises(sandbox.SubmissionError, match=r"KeyError: 'no such key' at toy.py line 18"):
+    with pytest.raises(sandbox.SubmissionError, match=r"KeyError: 'no such key' at toy.py line 19"):
         learner.toy.fail()
 
 

