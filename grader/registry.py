@@ -70,6 +70,7 @@ EXERCISES: tuple[Exercise, ...] = (
         points={
             "test_exact_lookup_finds_key": 1,
             "test_exact_lookup_missing_key": 1,
+            "test_exact_lookup_first_of_repeated_key": 1,
             "test_nearest_lookup": 2,
             "test_nearest_tie_rule": 1,
             "test_lesson_table": 3,

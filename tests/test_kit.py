@@ -78,7 +78,9 @@ def softmax(x, axis=-1):
     "plain Python loops and lists": {
         "lookup": """
 def exact_lookup(query, keys, values):
-    table = dict(zip(keys, values))
+    table = {}
+    for key, value in zip(keys, values):
+        table.setdefault(key, value)  # the first of a repeated key stays
     return table.get(query)
 
 def nearest_lookup(query, keys, values):
