@@ -57,10 +57,16 @@ EXERCISES: tuple[Exercise, ...] = (
             "test_matches_reference": 3,
         },
         hints=(
-            "Exponentiate the scores, then divide by their sum along `axis` (use keepdims=True).",
-            "Subtract the largest score along `axis` before np.exp: the weights do not change, "
-            "and exp never sees a number large enough to overflow.",
-            "exp(-inf) is exactly 0, so a masked score needs no special case.",
+            "Softmax turns scores into weights in two moves: make every score positive with the exponential, "
+            "then divide each one by the total of its row along `axis`, so that the row adds up to 1.",
+            "Take the total along the axis you were given, and keep that axis as a dimension of size 1, so the "
+            "division lines up with every entry of its row. A total over the whole array, or over a fixed axis, "
+            "only happens to work for a vector.",
+            "Large scores overflow: the exponential of 1000 is infinity. Adding the same number to every score "
+            "leaves the weights unchanged, so first subtract the largest score along the axis; the biggest "
+            "exponential is then exactly 1.",
+            "A masked score of minus infinity needs no special case: its exponential is exactly 0, so its weight "
+            "comes out 0 by itself.",
         ),
     ),
     Exercise(
@@ -70,6 +76,7 @@ EXERCISES: tuple[Exercise, ...] = (
         points={
             "test_exact_lookup_finds_key": 1,
             "test_exact_lookup_missing_key": 1,
+            "test_exact_lookup_first_of_repeated_key": 1,
             "test_nearest_lookup": 2,
             "test_nearest_tie_rule": 1,
             "test_lesson_table": 3,
@@ -84,13 +91,19 @@ EXERCISES: tuple[Exercise, ...] = (
             "test_soft_matches_reference": 3,
         },
         hints=(
-            "exact_lookup: loop over (key, value) pairs and return the value when key == query; "
-            "return None after the loop.",
-            "nearest_lookup: np.argmin of |query - keys| picks the first of equally close keys, "
-            "which is the tie rule the docstring asks for.",
-            "soft_lookup: scores = -sharpness * (query - keys)**2, weights = softmax(scores), "
-            "answer = weights @ values. For many queries, give the queries a new axis so the "
-            "scores form a (queries x keys) matrix.",
+            "Three answers to one question. Exact: a key matches the query or it does not, and no match means "
+            "None. Nearest: the value of the closest key, however far. Soft: every value, weighted by how well "
+            "its key matches.",
+            "exact_lookup: go through the records in order and stop at the first key equal to the query; finish "
+            "with None when nothing matched. A dict made of all the pairs would keep the last of a repeated key.",
+            "nearest_lookup: measure how far each key lies from the query (the absolute difference) and take the "
+            "value at the position of the smallest distance. numpy's position-of-the-minimum returns the first "
+            "of equal distances, which is the tie rule.",
+            "soft_lookup: a key's score is minus the sharpness times its squared distance from the query; your "
+            "softmax from exercise 1 turns the scores into weights; the answer adds up each weight times its value.",
+            "Many queries at once: give the array of queries an extra last axis, so that taking away the keys "
+            "makes a table with one row per query and one column per key. Softmax each row; each row of weights "
+            "times the values is that query's answer.",
         ),
     ),
     Exercise(
@@ -114,12 +127,17 @@ EXERCISES: tuple[Exercise, ...] = (
             "test_causal_mask_matches_reference": 1,
         },
         hints=(
-            "attend: scores = keys @ query (one dot product per key), weights = softmax(scores), "
-            "output = weights @ values. Keys decide the weights; values are what gets mixed.",
-            "scaled_dot_product_attention: scores = Q @ K.T / sqrt(d_k), with d_k = K.shape[-1].",
-            "Masking: set the scores of forbidden pairs to -np.inf before softmax "
-            "(np.where(mask, scores, -np.inf)); True in the mask means 'may attend'.",
-            "causal_mask(n): np.tril(np.ones((n, n), dtype=bool)).",
+            "Attention is the soft lookup of exercise 2 with vectors: a query matches a key by their dot product, "
+            "softmax turns the scores into weights, and the output mixes the values (not the keys) with them.",
+            "attend: the matrix of keys times the query vector gives one dot product per key; the weights times "
+            "the matrix of values give the output.",
+            "scaled_dot_product_attention: Q times the transpose of K holds every score at once, one row per "
+            "query. Divide them by the square root of d_k, the length of a key (the last dimension of K), then "
+            "softmax each row.",
+            "Masking: before softmax, give every pair the mask forbids (False) a score of minus infinity, so its "
+            "weight comes out exactly 0. True means the query may attend to that key.",
+            "causal_mask(n): an n by n grid of booleans, True on and below the diagonal (row i may see columns 0 "
+            "to i) and False above it. numpy has a function that keeps the lower triangle of a matrix.",
         ),
     ),
     Exercise(
@@ -144,14 +162,22 @@ EXERCISES: tuple[Exercise, ...] = (
             "test_recompute_matches_reference": 2,
         },
         hints=(
-            "head_pattern: ids = tokenizer(text, return_tensors='pt')['input_ids']; "
-            "model(ids, output_attentions=True).attentions[layer][0, head] is the pattern.",
-            "attention_share: strip a leading 'Ġ' or ' ' from every token and from both names, find the "
-            "first position of each, and read pattern[from_row, to_column].",
-            "layer_average: the same attentions[layer][0], averaged over the head axis (dim 0).",
-            "recompute_head_pattern: hidden_states[layer] -> block.ln_1 -> block.attn.c_attn -> split into "
-            "q, k, v -> the head's 64 (head size) columns -> q @ k.T / sqrt(head size) -> mask the future "
-            "-> softmax.",
+            "A GPT-2 head is the attention of exercise 3 with learned matrices, and the model hands you its "
+            "patterns if you ask: run it on the sentence's ids with output_attentions set, and read the tokens "
+            "back from the same ids.",
+            "head_pattern: the tokenizer returns the ids as a tensor of shape (1, T); the output's attentions hold "
+            "one tensor per layer, of shape (1, heads, T, T): take the layer, then the first (only) sentence and "
+            "the head. The tokenizer's convert_ids_to_tokens gives the strings, such as 'Ġcat'.",
+            "attention_share: strip a leading 'Ġ' or space from every token and from both names, find the first "
+            "position of each name, and read the pattern at (row of the token that attends, column of the token "
+            "it attends to). A name that is not there is a ValueError.",
+            "layer_average: the same attentions of the layer, averaged over the axis of the heads.",
+            "recompute_head_pattern: the block's input is the model's hidden state at that layer (ask for "
+            "output_hidden_states); normalise it with the block's ln_1; the block's c_attn multiplies by its "
+            "weight and adds its bias, giving q, k and v side by side, n_embd columns each.",
+            "Then keep head h's columns of q and of k (the head size is n_embd // n_head: 16 in the tiny model, "
+            "64 in GPT-2 small), score each q against every k divided by the square root of the head size, give "
+            "future positions (above the diagonal) minus infinity, and softmax each row.",
         ),
         time_limit=30.0,
         needs_gpt2=True,

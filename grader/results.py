@@ -139,7 +139,12 @@ def write_atomically(path: Path, text: str):
 
 
 def render(result: SubmissionResult, console) -> None:
-    """The terminal report: a table per exercise, then each failed check's first message."""
+    """The terminal report: a table per exercise, then each failed check's first message.
+
+    Into a pipe (no terminal) rich would wrap everything at 80 columns, in the
+    middle of a verdict; there every table and message is printed whole, one
+    line each, and whatever reads the pipe decides how to wrap.
+    """
     from rich.markup import escape
     from rich.table import Table
 
@@ -149,38 +154,72 @@ def render(result: SubmissionResult, console) -> None:
         # One line when one thing explains every failure, so a first run reads as a to-do list.
         heading = f"[bold]{exercise.name}.py[/]: {escape(exercise.title)}: [bold]0/{_fmt(exercise.max_score)}[/] points"
         if exercise.status == "not started":
-            console.print(f"{heading}, not started [dim](stuck? softlookup hint {exercise.name})[/]")
+            _print_whole(console, f"{heading}, not started [dim](stuck? softlookup hint {exercise.name})[/]")
             continue
         if exercise.score == 0 and len(shared := {c.message for c in exercise.checks if c.outcome == "failed"}) == 1:
-            console.print(f"{heading}: [red]{escape(shared.pop())}[/]")
+            _print_whole(console, f"{heading}: [red]{escape(shared.pop())}[/]")
             continue
         table = Table(title=f"{exercise.name}.py: {escape(exercise.title)}", title_justify="left")
         table.add_column("check")
         table.add_column("points", justify="right")
         table.add_column("result")
-        first_problem = {}
+        problems = {}
         for (name, hidden), cases in exercise.grouped().items():
             earned, possible = sum(c.points for c in cases), sum(c.max_points for c in cases)
             failed = [c for c in cases if c.outcome == "failed"]
-            if all(c.outcome == "skipped" for c in cases):
-                verdict = "[yellow]skipped[/]"
-            elif failed:
-                verdict = f"[red]failed {len(failed)}/{len(cases)}[/]" if len(cases) > 1 else "[red]failed[/]"
-            else:
-                verdict = "[green]passed[/]"
-            problems = failed or [c for c in cases if c.outcome == "skipped"]
-            if problems:
-                first_problem[name] = problems[0]
+            problems[name] = failed or [c for c in cases if c.outcome == "skipped"]
             label = escape(cases[0].title or name) + (" [dim](hidden)[/]" if hidden else "")
-            table.add_row(label, f"{_fmt(earned)}/{_fmt(possible)}", verdict)
-        console.print(table)
-        console.print(f"  [bold]{_fmt(exercise.score)}/{_fmt(exercise.max_score)}[/] points, {exercise.status}")
-        for name, check in first_problem.items():
-            mark = "[yellow]○" if check.outcome == "skipped" else "[red]✗"
-            case = f" \\[{escape(check.case)}]" if check.case else ""
-            console.print(f"  {mark} {name}{case}[/]: {escape(check.message)}")
+            table.add_row(label, f"{_fmt(earned)}/{_fmt(possible)}", _verdict(cases))
+        _print_whole(console, table)
+        _print_whole(console, f"  [bold]{_fmt(exercise.score)}/{_fmt(exercise.max_score)}[/] points, {exercise.status}")
+        for name, cases in problems.items():
+            if cases:
+                _print_whole(console, _first_problem(name, cases))
         console.print()
-    console.print(f"[bold]Total: {_fmt(result.score)}/{_fmt(result.max_score)}[/] ({result.seconds:.1f} s)")
+    _print_whole(console, f"[bold]Total: {_fmt(result.score)}/{_fmt(result.max_score)}[/] ({result.seconds:.1f} s)")
+
+
+def _verdict(cases: list[CheckResult]) -> str:
+    """A check's result in words that cannot be misread: "2 of 3 cases passed", not "failed 2/3"."""
+    passed = sum(c.passed for c in cases)
+    if all(c.outcome == "skipped" for c in cases):
+        return "[yellow]skipped[/]"
+    if passed == len(cases):
+        return "[green]passed[/]"
+    if len(cases) == 1:
+        return "[red]failed[/]"
+    return f"[red]{passed} of {len(cases)} cases passed[/]"
+
+
+def _first_problem(name: str, cases: list[CheckResult]) -> str:
+    """The first failing case's message, once, with how many cases repeat it and how many fail otherwise."""
+    from rich.markup import escape
+
+    first = cases[0]
+    same = [c for c in cases if c.message == first.message]
+    mark = "[yellow]○" if first.outcome == "skipped" else "[red]✗"
+    where = f" \\[{escape(', '.join(c.case for c in same))}]" if first.case else ""
+    repeated = f" (× {len(same)} cases)" if len(same) > 1 else ""
+    others = len(cases) - len(same)
+    otherwise = f" [dim](and {others} more case{'s' * (others > 1)} with other messages)[/]" if others else ""
+    return f"  {mark} {name}{where}{repeated}[/]: {escape(first.message)}{otherwise}"
+
+
+def _print_whole(console, renderable) -> None:
+    """Print without rich's wrapping when there is no terminal: a pipe gets whole lines."""
+    if console.is_terminal:
+        console.print(renderable)
+    elif isinstance(renderable, str):
+        console.print(renderable, soft_wrap=True)
+    else:
+        from rich.measure import Measurement
+
+        width = console.width
+        console.width = max(width, Measurement.get(console, console.options.update_width(10**4), renderable).maximum)
+        try:
+            console.print(renderable)
+        finally:
+            console.width = width
 
 
 def _fmt(points: float) -> str:

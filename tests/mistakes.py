@@ -53,6 +53,11 @@ MISTAKES = [
     edit("no max subtraction", "softmax", "shifted = x - np.max(x, axis=axis, keepdims=True)", "shifted = x",
          "test_large_scores", "subtract the largest score"),
     edit("axis ignored", "softmax", "axis=axis", "axis=0", "test_axis", "pass `axis` on"),
+    # On the masked scores the wrong-axis weights have a largest weight of 1: not "did you divide by the max".
+    edit("axis ignored, seen on -inf scores", "softmax", "axis=axis", "axis=0", "test_minus_infinity_gets_zero",
+         "pass `axis` on"),
+    edit("exp of minus the scores", "softmax", "exps = np.exp(shifted)", "exps = np.exp(-shifted)",
+         "test_weights_positive_and_sum_to_one", "order of the scores"),
     edit("divide by the max", "softmax", "np.sum(exps", "np.max(exps",
          "test_weights_positive_and_sum_to_one", "divide by the max"),
     edit("sum over every axis", "softmax", "np.sum(exps, axis=axis, keepdims=True)", "np.sum(exps)",
@@ -75,6 +80,10 @@ MISTAKES = [
          "test_exact_lookup_finds_key", "Return the value stored"),
     edit("exact lookup returns 0 when missing", "lookup", "    return None\n", "    return 0\n",
          "test_exact_lookup_missing_key", "answer is None"),
+    rewrite("exact lookup through a dict, which keeps the last repeat", "lookup", """
+def exact_lookup(query, keys, values):
+    return dict(zip(keys, values)).get(query)
+""", "test_exact_lookup_first_of_repeated_key", "keeps the last value"),
     edit("exact lookup falls back to the nearest", "lookup", "    return None\n",
          "    return nearest_lookup(query, keys, values)\n",
          "test_exact_lookup_missing_key", "finds nothing when nothing matches"),
@@ -131,6 +140,9 @@ MISTAKES = [
          "test_mask_gives_exact_zero", "not exactly 0"),
     edit("mask inverted", "attention", "np.where(mask, scores, -np.inf)", "np.where(mask, -np.inf, scores)",
          "test_mask_true_means_allowed", "inverted"),
+    # An inverted causal mask leaves the last row nothing to attend to: NaN, not an overflow.
+    edit("mask inverted, seen on a causal mask", "attention", "np.where(mask, scores, -np.inf)",
+         "np.where(mask, -np.inf, scores)", "test_causal_attention", "the mask is inverted"),
     rewrite("mask applied after softmax", "attention", """
 def scaled_dot_product_attention(Q, K, V, mask=None):
     K = np.asarray(K)
@@ -178,6 +190,9 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     edit("no causal mask", "gpt2_heads", "scores.masked_fill(future, -torch.inf)", "scores",
          "test_recompute_head_pattern", "future tokens"),
     edit("no sqrt(d) scaling", "gpt2_heads", " / size**0.5", "", "test_recompute_head_pattern", "times too large"),
+    # The tiny model's heads are 16 wide: not "your scores are 4e32 times too small".
+    edit("head size hard-coded to 64", "gpt2_heads", "size = model.config.n_embd // model.config.n_head", "size = 64",
+         "test_recompute_head_pattern", "n_embd // n_head"),
     edit("ln_1 skipped", "gpt2_heads", "x = block.ln_1(hidden)", "x = hidden",
          "test_recompute_head_pattern", "block.ln_1"),
     edit("the next block's hidden state", "gpt2_heads", "hidden_states[layer][0]", "hidden_states[layer + 1][0]",

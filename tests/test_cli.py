@@ -15,9 +15,9 @@ SOFTLOOKUP = [sys.executable, "-m", "grader.cli"]
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "120"}
 
 
-def softlookup(*args, cwd=None):
-    return subprocess.run([*SOFTLOOKUP, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=ENV,
-                          timeout=600)
+def softlookup(*args, cwd=None, **env):
+    return subprocess.run([*SOFTLOOKUP, *map(str, args)], capture_output=True, text=True, cwd=cwd,
+                          env={**ENV, **env}, timeout=600)
 
 
 def test_check_starting_point_lists_every_exercise_at_zero(tmp_path):
@@ -31,10 +31,49 @@ def test_check_starting_point_lists_every_exercise_at_zero(tmp_path):
 
 
 @pytest.mark.parametrize("exercise", registry.EXERCISES, ids=lambda e: e.module)
-def test_hint_prints_the_registry_hints(exercise):
-    done = softlookup("hint", exercise.module)
+def test_hint_all_shows_every_hint(tmp_path, exercise):
+    done = softlookup("hint", exercise.module, "--all", XDG_STATE_HOME=tmp_path)
+    assert done.returncode == 0 and not done.stderr
+    assert all(hint in done.stdout for hint in exercise.hints)
+    assert not (tmp_path / "softlookup").exists()  # looking at all of them records nothing
+
+
+def test_hint_shows_the_next_unseen_hint_one_at_a_time(tmp_path):
+    hints = registry.exercise("lookup").hints
+    for number, hint in enumerate(hints, 1):
+        done = softlookup("hint", "lookup", XDG_STATE_HOME=tmp_path)
+        assert done.returncode == 0 and not done.stderr
+        assert f"Hint {number} of {len(hints)}: {hint}" in done.stdout
+        assert sum(other in done.stdout for other in hints) == 1
+        left = len(hints) - number
+        assert (f"{left} more" if left else "That was the last hint") in done.stdout
+    assert json.loads((tmp_path / "softlookup" / "hints.json").read_text()) == {"lookup": len(hints)}
+    done = softlookup("hint", "lookup", XDG_STATE_HOME=tmp_path)
+    assert f"seen all {len(hints)} hints" in done.stdout and "--all" in done.stdout
+    assert "Hint 1 of" in softlookup("hint", "softmax", XDG_STATE_HOME=tmp_path).stdout  # kept per exercise
+    assert softlookup("hint", "lookup", "--reset", XDG_STATE_HOME=tmp_path).returncode == 0
+    assert f"Hint 1 of {len(hints)}" in softlookup("hint", "lookup", XDG_STATE_HOME=tmp_path).stdout
+    assert json.loads((tmp_path / "softlookup" / "hints.json").read_text()) == {"lookup": 1, "softmax": 1}
+
+
+@pytest.mark.parametrize("record", ["{not json", "[1, 2]", '{"lookup": "two"}', "\xff\xfe"])
+def test_hint_survives_a_corrupt_record(tmp_path, record):
+    (tmp_path / "softlookup").mkdir()
+    (tmp_path / "softlookup" / "hints.json").write_text(record)
+    done = softlookup("hint", "lookup", XDG_STATE_HOME=tmp_path)
     assert done.returncode == 0
-    assert all(hint.split()[0] in done.stdout for hint in exercise.hints)
+    assert "Hint 1 of" in done.stdout
+    assert len(done.stderr.strip().splitlines()) == 1 and "hints.json" in done.stderr
+    assert "Hint 2 of" in softlookup("hint", "lookup", XDG_STATE_HOME=tmp_path).stdout  # a fresh record
+
+
+def test_hint_survives_an_unwritable_state_folder(tmp_path):
+    (tmp_path / "not-a-folder").write_text("")
+    for _ in range(2):  # nothing can be recorded, so the first hint again
+        done = softlookup("hint", "lookup", XDG_STATE_HOME=tmp_path / "not-a-folder")
+        assert done.returncode == 0
+        assert "Hint 1 of" in done.stdout
+        assert len(done.stderr.strip().splitlines()) == 1 and "could not record" in done.stderr
 
 
 def test_check_solutions_writes_gradescope_json(tmp_path):
@@ -68,6 +107,7 @@ def test_failed_check_shows_its_hint(tmp_path):
     (["check", str(SOLUTIONS), "--json", "/no/such/dir/r.json"], "does not exist"),
     (["frobnicate"], "unknown command"),
     (["hint", "nonsense"], "invalid choice"),
+    (["hint", "lookup", "--all", "--reset"], "not allowed with"),
     ([], "usage"),
 ])
 def test_bad_usage_is_one_line_and_exit_2(args, fragment):

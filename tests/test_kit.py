@@ -1,6 +1,7 @@
 """The kit checks itself (rustlings-style): registry, solutions, stubs and tolerances agree."""
 
 import ast
+import re
 
 import pytest
 
@@ -23,6 +24,38 @@ def test_exercise_is_complete(exercise):
         checks |= {name for name in defined_functions(path) if name.startswith("test_")}
     assert checks == set(exercise.points), "checks and registry points disagree"
     assert all(points >= 0 for points in exercise.points.values())
+
+
+def pasteable_solution_code(module) -> set[str]:
+    """Each line between the solution markers as it could be pasted, flattened, without `return` or a target.
+
+    Lines shorter than 10 characters that way (`return None`, `return value`)
+    say nothing a hint could give away.
+    """
+    pasteable, inside = set(), False
+    for line in (SOLUTIONS / f"{module}.py").read_text().splitlines():
+        code = line.split("  # ")[0].strip()
+        if code.startswith("### BEGIN SOLUTION") or code.startswith("### END SOLUTION"):
+            inside = code.startswith("### BEGIN")
+        elif inside:
+            core = flatten(re.sub(r"^(return\s+|[\w\s,\[\].]+?=(?!=))", "", code))
+            if len(core) >= 10:
+                pasteable.add(core)
+    return pasteable
+
+
+@pytest.mark.parametrize("exercise", registry.EXERCISES, ids=lambda e: e.module)
+def test_hints_never_show_solution_code(exercise):
+    """Hints lead from the idea to the step in words; a line of the answer would end the exercise."""
+    code = pasteable_solution_code(exercise.module)
+    assert len(code) >= 3  # the markers were found
+    shown = {hint: [line for line in code if line in flatten(hint)] for hint in exercise.hints}
+    assert not {hint: lines for hint, lines in shown.items() if lines}
+
+
+def flatten(text: str) -> str:
+    """Code as compared: no whitespace or backticks, one kind of quote."""
+    return re.sub(r"[\s`]+", "", text).replace("'", '"')
 
 
 def test_assignments_are_up_to_date():
@@ -78,7 +111,9 @@ def softmax(x, axis=-1):
     "plain Python loops and lists": {
         "lookup": """
 def exact_lookup(query, keys, values):
-    table = dict(zip(keys, values))
+    table = {}
+    for key, value in zip(keys, values):
+        table.setdefault(key, value)  # the first of a repeated key stays
     return table.get(query)
 
 def nearest_lookup(query, keys, values):

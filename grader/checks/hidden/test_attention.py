@@ -8,7 +8,7 @@ import pytest
 
 from grader import judge
 
-SHAPES = [(1, 1, 1, 1), (3, 4, 2, 5), (6, 6, 8, 3), (2, 9, 64, 4)]  # (queries, keys, d_k, d_v)
+SHAPES = [(1, 3, 1, 1), (3, 4, 2, 5), (6, 6, 8, 3), (2, 9, 64, 4)]  # (queries, keys, d_k, d_v)
 
 
 def inputs(shape, seed):

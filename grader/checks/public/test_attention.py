@@ -25,8 +25,22 @@ def attend(submission, query, keys=KEYS, values=VALUES):
 def sdpa(submission, Q, K, V, mask=None):
     what = "scaled_dot_product_attention(Q, K, V" + (", mask)" if mask is not None else ")")
     output, weights = judge.pair(submission.attention.scaled_dot_product_attention(Q, K, V, mask), what)
+    weights = judge.array(weights, f"the weights of {what}", shape=(len(Q), len(K)), finite=False)
+    if mask is not None:
+        nan_rows = np.isnan(weights).any(axis=1)
+        if nan_rows.any() and np.array_equal(nan_rows, mask.all(axis=1)):
+            judge.fail(f"the weights of {what} are NaN in rows {np.flatnonzero(nan_rows).tolist()}, exactly the rows "
+                       "where the mask allows every key: every score there became -inf, so the mask is inverted. "
+                       "True means the query may attend to that key; False gets -inf.")
     return (judge.array(output, f"the output of {what}", shape=(len(Q), V.shape[1])),
-            judge.array(weights, f"the weights of {what}", shape=(len(Q), len(K))))
+            judge.array(weights, f"the weights of {what}"))
+
+
+def expect_follow_scores(weights, scores, what="the weights"):
+    """The anchor of the property checks: a key with a higher score gets more weight (equal weights fail)."""
+    judge.expect(judge.ranked_like(weights, scores),
+                 f"{what} {judge.show(weights)} do not follow the scores {judge.show(np.asarray(scores))}: a key "
+                 "whose dot product with the query is higher must get more weight.")
 
 
 def random_qkv(seed, m=4, n=5, d=8, dv=3):
@@ -55,6 +69,7 @@ def test_output_mixes_values(submission):
                    "output is sum(weights[j] * values[j]).")
     judge.close(output, weights @ VALUES, "the output", atol=1e-6,
                 hint="The output is sum over j of weights[j] * values[j] (weights @ values).")
+    expect_follow_scores(weights, KEYS @ QUERY)
 
 
 def test_attend_weights_sum_to_one(submission):
@@ -64,6 +79,7 @@ def test_attend_weights_sum_to_one(submission):
         _, weights = attend(submission, Q[0], K, V)
         judge.expect(np.all(weights > 0), f"some weights are not positive: {judge.show(weights)}.")
         judge.close(weights.sum(), 1.0, "the sum of the weights", atol=1e-6, hint="Use softmax on the scores.")
+        expect_follow_scores(weights, K @ Q[0])
 
 
 def test_query_length_is_sharpness(submission):
@@ -78,18 +94,20 @@ def test_query_length_is_sharpness(submission):
     _, short = attend(submission, 1e-6 * QUERY)
     judge.close(short, [0.2] * 5, "the weights for a very short query", atol=1e-5,
                 hint="A query of length ~0 scores every key ~0: equal weights, a bland average.")
+    expect_follow_scores(base, KEYS @ QUERY)
 
 
 def test_output_inside_values(submission):
     """The output is a convex combination: inside the box the value vectors span."""
     for seed in range(3):
         Q, K, V = random_qkv(seed, d=3)
-        output, _ = attend(submission, 4.0 * Q[0], K, V)
+        output, weights = attend(submission, 4.0 * Q[0], K, V)
         low, high = V.min(axis=0) - 1e-9, V.max(axis=0) + 1e-9
         judge.expect(np.all((low <= output) & (output <= high)),
                      f"the output {judge.show(output)} lies outside the range of the values "
                      f"(from {judge.show(low)} to {judge.show(high)}): weights that are positive and sum to 1 "
                      "can only average the values.")
+        expect_follow_scores(weights, K @ Q[0])
 
 
 def test_scores_scaled_by_sqrt_d(submission):
@@ -117,6 +135,7 @@ def test_matrix_output_mixes_values(submission):
     judge.close(weights.sum(axis=1), np.ones(len(Q)), "the row sums of the weights", atol=1e-6,
                 hint="Softmax each row (axis=-1): every query spreads exactly 1 unit of attention.")
     judge.close(output, weights @ V, "the output", atol=1e-6, hint="output = weights @ V.")
+    expect_follow_scores(weights, Q @ K.T)
 
 
 def test_mask_gives_exact_zero(submission):
@@ -130,19 +149,21 @@ def test_mask_gives_exact_zero(submission):
                 if np.all(blocked < 1e-3) else "Give masked scores -inf before softmax.")
         judge.fail(f"masked pairs got weights {judge.show(blocked)}, not exactly 0. {hint}")
     judge.close(weights.sum(axis=1), np.ones(3), "the row sums of the masked weights", atol=1e-6)
+    expect_follow_scores(weights, np.where(mask, Q @ K.T, -np.inf), "the masked weights")
 
 
 def test_mask_true_means_allowed(submission):
-    """True in the mask means 'may attend': a one-allowed-key row puts all its weight there."""
+    """True in the mask means 'may attend': a row that allows one key puts all its weight there."""
     Q, K, V = random_qkv(6, m=3, n=3)
-    mask = np.eye(3, dtype=bool)[[2, 0, 1]]
+    mask = np.array([[False, False, True], [True, False, False], [False, True, True]])
     output, weights = sdpa(submission, Q, K, V, mask)
     if np.allclose(weights[mask], 0):
         judge.fail("The weights are 0 exactly where the mask is True: the mask is inverted. "
                    "True means the query may attend to that key.")
-    judge.close(weights, mask.astype(float), "the weights when each row allows one key", atol=1e-6,
-                hint="With one allowed key per row, that key must get all the weight.")
-    judge.close(output, V[[2, 0, 1]], "the output when each row allows one key", atol=1e-6)
+    judge.close(weights[:2], mask[:2].astype(float), "the weights of the rows that allow one key", atol=1e-6,
+                hint="With one allowed key in a row, that key must get all the weight.")
+    judge.close(output[:2], V[[2, 0]], "the output of the rows that allow one key", atol=1e-6)
+    expect_follow_scores(weights[2], np.where(mask[2], Q[2] @ K.T, -np.inf), "the weights of the row allowing two keys")
 
 
 @pytest.mark.parametrize("n", [1, 2, 4, 7])
@@ -174,3 +195,4 @@ def test_causal_attention(submission):
     judge.close(weights[0], np.eye(n)[0], "the first row of the weights", atol=1e-6,
                 hint="The first token can only see itself, so it gives itself weight 1.")
     judge.close(output[0], V[0], "the first output row", atol=1e-6)
+    expect_follow_scores(weights, np.where(mask, Q @ K.T, -np.inf), "the causal weights")

@@ -81,16 +81,18 @@ def test_head_pattern(submission, kit, layer, head):
                 "Read model(ids, output_attentions=True).attentions[layer][0, head].")
 
 
-def test_pattern_is_causal_weights(submission):
-    """Each row of a pattern is a set of weights summing to 1, with nothing on future tokens."""
-    tokens, pattern = judge.pair(submission.gpt2_heads.head_pattern(TINY, TINY.tokenizer(), OTHER, 1, 2),
-                                 "head_pattern(...)", "(tokens, pattern)")
-    pattern = judge.array(pattern, "the pattern", shape=(len(tokens), len(tokens)))
+def test_pattern_is_causal_weights(submission, kit):
+    """Each row of a pattern is a set of weights summing to 1, with nothing on future tokens (another sentence)."""
+    expected_tokens, attentions = truth(kit, OTHER)
+    _, pattern = learner_pattern(submission.gpt2_heads.head_pattern(TINY, TINY.tokenizer(), OTHER, 1, 2),
+                                 "head_pattern(..., layer=1, head=2)", len(expected_tokens))
     judge.expect(np.all(pattern >= 0), "the pattern has negative entries; attention weights are never negative.")
     judge.expect(np.all(np.triu(pattern, 1) == 0), "the pattern has weight above the diagonal: GPT-2 is causal, "
                  "no token attends to a later one. Did you transpose it?")
-    judge.close(pattern.sum(axis=1), np.ones(len(tokens)), "the row sums of the pattern", atol=TOLERANCE,
+    judge.close(pattern.sum(axis=1), np.ones(len(expected_tokens)), "the row sums of the pattern", atol=TOLERANCE,
                 hint="Each row is a softmax: where token i's attention goes, 100% of it.")
+    judge.close(pattern, attentions[1, 2], f"the pattern of layer 1, head 2 for {OTHER!r}", atol=TOLERANCE, rtol=0,
+                hint="Causal weights that sum to 1, but not this head's: read the attentions the model returns.")
 
 
 # A hand-made pattern, so the share is judged on its own: "Ġthe" occurs twice.
@@ -121,12 +123,16 @@ def test_attention_share(submission, source, target, row, column):
             hint = "'the' occurs twice; the rule is to use its first occurrence."
         elif target == "the" and np.isclose(received, pattern[row, 0]):
             hint = "Case counts: 'the' is not 'The'."
-        judge.fail(f"{what}: expected {expected:.6f}, received {received:.6f}. {hint}")
+        digits = judge.digits_to_differ(expected, received)
+        judge.fail(f"{what}: expected {judge.show(expected, digits)}, received {judge.show(received, digits)}. {hint}")
 
 
 def test_attention_share_unknown_token(submission):
-    """A token that is not in the sentence raises ValueError."""
+    """A token that is not in the sentence raises ValueError; tokens that are there give their share."""
     pattern = share_pattern(SHARE_TOKENS, 1)
+    what = "attention_share(tokens, pattern, 'it', 'cat')"
+    judge.close(judge.number(submission.gpt2_heads.attention_share(SHARE_TOKENS, pattern, "it", "cat"), what),
+                pattern[7, 1], f"{what}, where both tokens are there", atol=1e-12, rtol=0)
     try:
         received = submission.gpt2_heads.attention_share(SHARE_TOKENS, pattern, "it", "dog")
     except SubmissionError as error:
@@ -181,17 +187,24 @@ def test_recompute_head_pattern(submission, kit, layer, head):
         judge.fail(f"{what} puts weight on future tokens: set the scores above the diagonal to -inf before softmax.")
     if not np.allclose(pattern.sum(axis=1), 1, atol=TOLERANCE):
         judge.fail(f"the rows of {what} do not sum to 1: apply softmax along each row (dim=-1).")
+    head_size = ("The head size is n_embd // n_head: 16 in this tiny model (64 / 4 heads), 64 only in GPT-2 small "
+                 "(768 / 12 heads), so do not write the number in.")
+    if np.allclose(pattern, np.tri(len(tokens)) / np.arange(1, len(tokens) + 1)[:, None], atol=TOLERANCE):
+        judge.fail(f"{what} gives every token the same weight: the scores of each row are all equal, as if q.k "
+                   f"were 0. Is the head's slice of columns empty (a head size too large) or were the scores "
+                   f"multiplied by 0? {head_size}")
     hint = look_alikes(pattern, attentions, layer, head)
     factor = score_scale(np.clip(pattern, 1e-30, None), expected)
     if hint:
         hint = f"This is {hint}."
     elif factor is not None and factor > 1.5:
         hint = f"Your scores are {factor:.1f} times too large: divide q.k by sqrt(head size), the square root."
-    elif factor is not None and factor < 0.67:
+    elif factor is not None and 0 < factor < 0.67:
         hint = f"Your scores are {1 / factor:.1f} times too small: divide by sqrt(head size), not by the head size."
     else:
         hint = ("Check each step: the block's input is hidden_states[layer], then block.ln_1, then c_attn; q, k "
-                "and v are the three n_embd-wide thirds, and head h is columns h*size:(h+1)*size of q and of k.")
+                "and v are the three n_embd-wide thirds, and head h is columns h*size:(h+1)*size of q and of k. "
+                + head_size)
     judge.close(pattern, expected, f"the pattern of {what}", atol=TOLERANCE, rtol=0, hint=hint)
 
 

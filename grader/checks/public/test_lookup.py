@@ -22,21 +22,44 @@ def soft(submission, query, sharpness, keys=BEDROOMS, values=PRICES):
                                                                        shape=(len(keys),))
 
 
+def expect_found(submission, query, price, keys=BEDROOMS, values=PRICES, hint=""):
+    what = f"exact_lookup({query:g}, ...)" if keys is BEDROOMS else f"exact_lookup({query:g}, keys={keys}, ...)"
+    found = submission.lookup.exact_lookup(query, keys, values)
+    judge.expect(found is not None, f"{what} returned None, but key {query:g} is there.")
+    judge.close(judge.number(found, what), price, what,
+                hint=hint or "Return the value stored with the matching key, not the key or its position.")
+
+
+def expect_closer_keys_weigh_more(weights, query, keys=BEDROOMS):
+    """The anchor of the soft-lookup property checks: equal or constant weights cannot pass it."""
+    judge.expect(judge.ranked_like(weights, -np.abs(np.asarray(keys) - query)),
+                 f"for query {query:g} the weights {judge.percent(weights)} do not favour the keys closest to it: "
+                 "a nearer key has a higher score, -sharpness * (query - key)^2, so it must get more weight.")
+
+
 def test_exact_lookup_finds_key(submission):
     """An exact lookup finds the price of a key that is in the records."""
     for query, price in zip(BEDROOMS, PRICES):
-        found = submission.lookup.exact_lookup(query, BEDROOMS, PRICES)
-        judge.expect(found is not None, f"exact_lookup({query:g}, ...) returned None, but key {query:g} is there.")
-        judge.close(judge.number(found, f"exact_lookup({query:g}, ...)"), price, f"exact_lookup({query:g}, ...)",
-                    hint="Return the value stored with the matching key, not the key or its position.")
+        expect_found(submission, query, price)
 
 
 @pytest.mark.parametrize("query", [3.0, 0.0, 2.5, 6.0])
 def test_exact_lookup_missing_key(submission, query):
-    """An exact lookup of a key that is not there returns None."""
+    """An exact lookup of a key that is not there returns None; the closest key that is there is found."""
     found = submission.lookup.exact_lookup(query, BEDROOMS, PRICES)
     judge.expect(found is None, f"exact_lookup({query:g}, ...) returned {judge.show(found)}; no house has "
                  f"{query:g} bedrooms, so the answer is None: an exact lookup finds nothing when nothing matches.")
+    closest = int(np.argmin(np.abs(np.array(BEDROOMS) - query)))
+    expect_found(submission, BEDROOMS[closest], PRICES[closest])
+
+
+def test_exact_lookup_first_of_repeated_key(submission):
+    """A key listed twice gives the value of its first occurrence."""
+    keys, values = [4.0, 2.0, 5.0, 2.0], [340.0, 210.0, 420.0, 199.0]
+    hint = ("Key 2 is listed twice, with 210 first and 199 later: the docstring asks for the first. A dict built "
+            "from the pairs keeps the last value written for a key, so stop at the first match instead.")
+    expect_found(submission, 2.0, 210.0, keys, values, hint=hint)
+    expect_found(submission, 5.0, 420.0, keys, values)
 
 
 def test_nearest_lookup(submission):
@@ -87,6 +110,7 @@ def test_soft_weights_sum_to_one(submission, sharpness):
         judge.expect(np.all(weights >= 0), f"negative weights {judge.show(weights)} for query {query:g}.")
         judge.close(weights.sum(), 1.0, f"the sum of the weights for query {query:g}", atol=1e-6,
                     hint="Turn the scores into weights with softmax, which divides by the sum.")
+        expect_closer_keys_weigh_more(weights, query)
 
 
 def test_soft_answer_within_values(submission):
@@ -94,10 +118,13 @@ def test_soft_answer_within_values(submission):
     for sharpness in (0.05, 1.5, 20.0):
         for query in np.linspace(-2, 8, 11):
             answer, weights = soft(submission, float(query), sharpness)
+            bound = min(PRICES) if answer < min(PRICES) else max(PRICES)
             judge.expect(min(PRICES) - 1e-9 <= answer <= max(PRICES) + 1e-9,
-                         f"soft_lookup({query:g}, sharpness={sharpness:g}) answered {answer:.6g}, outside the "
+                         f"soft_lookup({query:g}, sharpness={sharpness:g}) answered "
+                         f"{judge.show(answer, judge.digits_to_differ(bound, answer))}, outside the "
                          f"prices' range [{min(PRICES):g}, {max(PRICES):g}]. Weights that are positive and sum "
                          "to 1 can only average the values, never go beyond them.")
+            expect_closer_keys_weigh_more(weights, float(query))
 
 
 def test_squared_distance_scores(submission):
@@ -134,6 +161,12 @@ def test_soft_answer_is_smooth(submission):
                  f"between queries {queries[worst]:g} and {queries[worst + 1]:g} the soft answer jumps from "
                  f"{answers[worst]:.2f} to {answers[worst + 1]:.2f}. A soft lookup blends all values, so a small "
                  "move of the query should move the answer only a little: is it picking one value instead?")
+    for end in (0, -1):  # smooth, but not flat: the answer follows the query from one end of the records to the other
+        closest = PRICES[int(np.argmin(np.abs(np.array(PRICES) - answers[end])))]
+        judge.expect(closest == PRICES[end],
+                     f"for query {queries[end]:g} the soft answer is {answers[end]:.2f}, nearer £{closest:g}k than "
+                     f"£{PRICES[end]:g}k, the price of {BEDROOMS[end]:g} bedrooms: the answer must move with the "
+                     "query, towards the values of the keys it comes close to.")
 
 
 def test_sharpness_limits(submission):
@@ -161,3 +194,4 @@ def test_many_queries(submission):
                     hint="Row i must be the weights of query i alone: give the queries a new axis, "
                          "queries[:, None] - keys, and softmax along the last axis.")
         judge.close(answers[row], one_answer, f"answer {row} (query {query:g})", atol=1e-6)
+        expect_closer_keys_weigh_more(weights[row], float(query))

@@ -22,15 +22,33 @@ def weights_of(submission, x, axis=-1, shape=None):
 
 
 def diagnose_sums(weights, axis):
-    """Name the likely mistake behind weights that do not sum to 1."""
+    """Name the likely mistake behind weights that do not sum to 1 along ``axis``."""
     sums = weights.sum(axis=axis)
+    shown = judge.show(sums, judge.digits_to_differ(np.ones_like(sums), sums))
+    others = [other for other in range(weights.ndim)
+              if other != axis % weights.ndim and np.allclose(weights.sum(axis=other), 1, atol=1e-6)]
+    if others:
+        return (f"with axis={axis} the weights sum to 1 along axis {others[0]} instead: "
+                "pass `axis` on to np.max and np.sum.")
     if np.allclose(weights.max(axis=axis), 1):
-        return (f"the weights sum to {judge.show(sums)} and the largest weight is 1: did you divide by the "
+        return (f"the weights sum to {shown} and the largest weight is 1: did you divide by the "
                 "max (or not divide at all) instead of dividing by the sum?")
     if np.allclose(sums, sums.flat[0]):
-        return f"the weights sum to {sums.flat[0]:.4g}: divide the exponentials by their sum."
-    return (f"sums along axis {axis} are {judge.show(sums)}, not all 1: "
-            "is the sum taken over the right axis, with keepdims=True?")
+        total = float(sums.flat[0])
+        shown = judge.show(total, judge.digits_to_differ(1.0, total))
+        return f"the weights sum to {shown}: divide the exponentials by their sum."
+    return f"sums along axis {axis} are {shown}, not all 1: is the sum taken over the right axis, with keepdims=True?"
+
+
+def expect_weights(weights, x, axis=-1):
+    """Softmax's three properties: positive (0 only for -inf), summing to 1, in the order of the scores."""
+    judge.expect(np.all(weights[x > -np.inf] > 0), f"some weights are not positive: {judge.show(weights)}. "
+                 "exp() of any finite score is positive, so every weight must be too.")
+    judge.expect(np.allclose(weights.sum(axis=axis), 1, atol=1e-6), diagnose_sums(weights, axis))
+    if not judge.ranked_like(weights, x, axis):
+        flipped = " They follow it backwards: is a sign flipped?" if judge.ranked_like(weights, -x, axis) else ""
+        judge.fail(f"the weights {judge.show(weights)} do not follow the order of the scores {judge.show(x)}: "
+                   f"a higher score must always get a larger weight, because exp() is increasing.{flipped}")
 
 
 def test_lesson_scores(submission):
@@ -43,31 +61,24 @@ def test_lesson_scores(submission):
 
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 def test_weights_positive_and_sum_to_one(submission, shape):
-    """Weights are positive and sum to 1 along the last axis."""
-    weights = weights_of(submission, scores(shape))
-    judge.expect(np.all(weights > 0), f"some weights are not positive: {judge.show(weights)}. "
-                 "exp() of any finite score is positive, so every weight must be too.")
-    judge.expect(np.allclose(weights.sum(axis=-1), 1, atol=1e-6), diagnose_sums(weights, -1))
+    """Weights are positive, sum to 1 along the last axis and keep the order of the scores."""
+    x = scores(shape)
+    expect_weights(weights_of(submission, x), x)
 
 
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 def test_keeps_shape(submission, shape):
-    """The weights have the shape of the scores."""
+    """The weights have the shape of the scores, and are weights of those scores."""
     x = scores(shape, seed=1)
-    result = submission.softmax.softmax(x)
-    judge.array(result, f"softmax of an array of shape {shape}", shape=shape)
+    weights = judge.array(submission.softmax.softmax(x), f"softmax of an array of shape {shape}", shape=shape)
+    expect_weights(weights, x)
 
 
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_axis(submission, axis):
     """The weights sum to 1 along the axis asked for, not another one."""
-    weights = weights_of(submission, scores((3, 4), seed=2), axis=axis)
-    if not np.allclose(weights.sum(axis=axis), 1, atol=1e-6):
-        other = 0 if axis in (1, -1) else 1
-        if np.allclose(weights.sum(axis=other), 1, atol=1e-6):
-            judge.fail(f"with axis={axis} the weights sum to 1 along axis {other} instead: "
-                       "pass `axis` on to np.max and np.sum.")
-        judge.fail(diagnose_sums(weights, axis))
+    x = scores((3, 4), seed=2)
+    expect_weights(weights_of(submission, x, axis=axis), x, axis)
 
 
 def test_shift_invariance(submission):
@@ -78,6 +89,7 @@ def test_shift_invariance(submission):
         judge.close(weights_of(submission, x + shift), base, f"softmax(scores + {shift:g})",
                     atol=1e-6, rtol=1e-6,
                     hint="exp(s + c) = exp(s) * exp(c), and the factor exp(c) cancels in the division.")
+    expect_weights(base, x)
 
 
 @pytest.mark.parametrize("big", [1000.0, -1000.0], ids=["plus-1000", "minus-1000"])
@@ -97,7 +109,7 @@ def test_minus_infinity_gets_zero(submission):
     weights = judge.array(submission.softmax.softmax(x), "softmax with -inf scores", shape=x.shape)
     judge.expect(np.all(weights[np.isinf(x)] == 0),
                  f"entries with score -inf got weights {judge.show(weights[np.isinf(x)])}, not exactly 0.")
-    judge.expect(np.allclose(weights.sum(axis=-1), 1, atol=1e-6), diagnose_sums(weights, -1))
+    expect_weights(weights, x)
 
 
 def test_sharpness_limits(submission):

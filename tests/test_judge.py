@@ -1,0 +1,38 @@
+"""The judge's verdicts read right: numbers that differ look different, order checks are fair."""
+
+import numpy as np
+import pytest
+
+from grader import judge
+
+
+def verdict(received, expected, **tolerance) -> str:
+    with pytest.raises(judge.CheckFailure) as failure:
+        judge.close(received, expected, "x", **tolerance)
+    return str(failure.value)
+
+
+@pytest.mark.parametrize("received,expected", [
+    (0.53791, 0.53794),
+    (1.0000004, 1.0000021),
+    (np.array([0.2, 0.53791]), np.array([0.2, 0.53794])),
+    (np.arange(30) / 7 + np.eye(30)[3] * 3e-5, np.arange(30) / 7),  # too many entries to list
+])
+def test_a_verdict_shows_enough_digits_to_differ(received, expected):
+    message = verdict(received, expected, atol=1e-6, rtol=0)
+    shown = message.rsplit("expected ", 1)[1]  # the worst pair, always the last one named
+    expected_text, received_text = shown.split(", received ")
+    assert expected_text != received_text.rstrip(").").rstrip(")"), message
+
+
+@pytest.mark.parametrize("weights,scores,ranked", [
+    ([0.1, 0.2, 0.7], [0.0, 1.0, 3.0], True),
+    ([0.7, 0.2, 0.1], [0.0, 1.0, 3.0], False),  # backwards
+    ([1 / 3] * 3, [0.0, 1.0, 3.0], False),  # equal weights ignore the scores
+    ([0.0, 0.0, 1.0], [-900.0, -800.0, 0.0], True),  # exp() rounded two far-off weights to 0
+    ([0.5, 0.0, 0.5], [1.0, -np.inf, 1.0], True),  # equal scores, a masked one
+    ([0.5, 0.0, 0.5], [1.0, -np.inf, 0.5], False),  # uniform over the allowed keys is not softmax
+    ([[0.2, 0.8], [0.5, 0.5]], [[0.0, 1.0], [2.0, 2.0]], True),
+])
+def test_ranked_like(weights, scores, ranked):
+    assert judge.ranked_like(weights, scores) is ranked
