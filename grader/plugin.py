@@ -23,13 +23,14 @@ from pathlib import Path
 
 import pytest
 
-from grader import registry, sandbox
+from grader import registry, release, sandbox
 from grader.judge import CheckFailure
 from grader.results import CheckResult, SubmissionResult
 
 RESULT = pytest.StashKey[SubmissionResult]()
 SESSION = pytest.StashKey[sandbox.Session]()
 _CASES = pytest.StashKey[dict]()
+_UNGRADABLE = pytest.StashKey[dict]()  # exercise module -> the error every one of its checks reports
 _STARTED = pytest.StashKey[float]()
 
 # Trusted code gets generous limits, so that a loaded machine never blames a learner for the kit's slowness.
@@ -87,12 +88,50 @@ def pytest_collection_finish(session):
         folder = Path(session.config.getoption("submission"))
         if not folder.is_dir():
             raise pytest.UsageError(f"--submission: {folder} is not a folder; give the folder with your modules")
-        sandbox.preload(torch=any(exercise.needs_gpt2 for exercise in exercises))
+        ungradable = session.config.stash[_UNGRADABLE] = {
+            exercise.module: error for exercise in exercises if (error := _ungradable(folder, exercise))}
+        sandbox.preload(torch=any(e.needs_gpt2 for e in exercises if e.module not in ungradable))
         try:
             session.config.stash[SESSION].probe()
         except sandbox.KitError as error:
             raise pytest.UsageError(str(error)) from None
         session.config.stash[_STARTED] = time.monotonic()
+
+
+def _ungradable(folder: Path, exercise: registry.Exercise) -> sandbox.SubmissionError | None:
+    """Why none of an exercise's checks needs to run, found without running anything: no file, or stubs only.
+
+    A learner starts one exercise at a time; the ones not started cost
+    nothing (no worker, no torch for GPT-2) and say so in one line.
+    """
+    path = folder / f"{exercise.module}.py"
+    label = f"{exercise.module}.py"
+    if not path.is_file():
+        return sandbox.SubmissionError("missing", f"there is no {label} in {folder}: put your file there, or "
+                                       "check the folder name", f"importing {label}")
+    if release.untouched(path, exercise.functions):
+        return sandbox.SubmissionError("not_implemented", "", f"{label}: every function")
+    return None
+
+
+def pytest_runtest_setup(item):
+    if _check_of(item) is not None:
+        item.config.stash[SESSION].printed.clear()  # what learner code prints is kept per check
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A check of an exercise that cannot earn a point fails at once: no fixture, no worker, no torch."""
+    found = _check_of(item)
+    error = item.config.stash.get(_UNGRADABLE, {}).get(found[0].module) if found else None
+    if error is None:
+        return None
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    report = pytest.TestReport(item.nodeid, item.location, {}, "failed", str(error), "call")
+    item.ihook.pytest_runtest_logreport(report=report)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    _record(item, "failed", str(error))
+    return True
 
 
 def _report_verdicts_plainly(item):
@@ -111,19 +150,12 @@ def _report_verdicts_plainly(item):
     item.repr_failure = repr_failure
 
 
-def pytest_runtest_setup(item):
-    if SESSION in item.config.stash:
-        item.config.stash[SESSION].printed.clear()  # what learner code prints is kept per check
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
-    found = _check_of(item)
     # One result per check: from setup when it skipped or failed there, else from the call.
-    if found is None or report.when == "teardown" or (report.when == "setup" and report.passed):
+    if _check_of(item) is None or report.when == "teardown" or (report.when == "setup" and report.passed):
         return report
-    exercise, hidden = found
     message = ""
     if call.excinfo is not None:
         error = call.excinfo.value
@@ -133,8 +165,14 @@ def pytest_runtest_makereport(item, call):
             message = str(getattr(error, "msg", error))
         else:
             message = f"the grader could not judge this ({type(error).__name__}: {error}); please report it"
+    _record(item, "passed" if report.passed else "skipped" if report.skipped else "failed", message)
+    return report
+
+
+def _record(item, outcome: str, message: str):
+    """Add one case of a check to the result, with its share of the check's points."""
+    exercise, hidden = _check_of(item)
     share = exercise.points[item.originalname] / item.config.stash[_CASES][(exercise.module, item.originalname)]
-    outcome = "passed" if report.passed else "skipped" if report.skipped else "failed"
     doc = (item.function.__doc__ or "").strip().splitlines()
     item.config.stash[RESULT].add(
         CheckResult(
@@ -143,15 +181,14 @@ def pytest_runtest_makereport(item, call):
             case=item.callspec.id if hasattr(item, "callspec") else "",
             title=doc[0].rstrip(".") if doc else "",
             outcome=outcome,
-            points=share if report.passed else 0.0,
-            max_points=0.0 if report.skipped else share,
+            points=share if outcome == "passed" else 0.0,
+            max_points=0.0 if outcome == "skipped" else share,
             message=message,
             hidden=hidden,
             printed=_printed(item.config.stash[SESSION].printed),
         ),
         exercise.title,
     )
-    return report
 
 
 def _printed(calls: list[tuple[str, str]]) -> str:

@@ -165,3 +165,18 @@ def test_the_judge_never_imports_torch():
               "assert result.full_marks; print('torch' in sys.modules, 'transformers' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV, timeout=600)
     assert done.stdout.split() == ["False", "False"], done.stdout + done.stderr
+
+
+def test_an_exercise_not_started_costs_nothing(tmp_path):
+    """Only softmax started: GPT-2's checks fail at once, and torch's worker server never starts."""
+    folder = tmp_path / "work"
+    shutil.copytree(ASSIGNMENTS, folder)
+    shutil.copy(SOLUTIONS / "softmax.py", folder)
+    script = ("from grader import registry, sandbox; from grader.check import grade; "
+              f"result = grade({str(folder)!r}, list(registry.EXERCISES)); "
+              "print(result.score, sorted(sandbox._servers), [e.status for e in result.exercises])")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV, timeout=600)
+    score, servers, statuses = done.stdout.strip().split(" ", 2)
+    assert float(score) == registry.exercise("softmax").max_points, done.stderr
+    assert servers == "[False]"
+    assert statuses == "['done', 'not started', 'not started', 'not started']"

@@ -186,3 +186,25 @@ def test_other_right_answers_earn_full_marks(tmp_path, variant):
     result = run(make_submission(tmp_path / "s", append=modules), list(modules))
     failed = [(c.check, c.message) for e in result.exercises for c in e.checks if c.outcome == "failed"]
     assert not failed
+
+
+@pytest.mark.parametrize("source,expected", [
+    ('def f(x):\n    """Doc."""\n    # YOUR CODE HERE\n    raise NotImplementedError("f(): replace this")\n', True),
+    ("def f(x):\n    raise NotImplementedError\n", True),
+    ("def f(x):\n    return x\n", False),
+    ("def f(x):\n    raise NotImplementedError\nf = print\n", False),
+    ("def f(x):\n    raise NotImplementedError\nfrom os import path as f\n", False),
+    ("def f(x):\n    raise NotImplementedError\ndef f(x):\n    return 1\n", False),
+    ("def g(x):\n    raise NotImplementedError\n", False),
+    ("def f(x:\n", False),
+])
+def test_untouched_stubs_are_recognised_without_running_them(tmp_path, source, expected):
+    path = tmp_path / "module.py"
+    path.write_text(source)
+    assert release.untouched(path, ("f",)) is expected
+
+
+def test_every_released_stub_is_recognised_as_untouched():
+    for exercise in registry.EXERCISES:
+        assert release.untouched(ASSIGNMENTS / f"{exercise.module}.py", exercise.functions)
+        assert not release.untouched(SOLUTIONS / f"{exercise.module}.py", exercise.functions)
