@@ -43,8 +43,9 @@ class _Capture:
 
 def parser() -> Parser:
     p = Parser(prog="softlookup check", description="Grade a folder of exercise modules.")
-    p.add_argument("directory", nargs="?", default="assignments", type=Path,
-                   help="folder with softmax.py, lookup.py, ... (default: assignments)")
+    p.add_argument("directory", nargs="?", type=Path,
+                   help="folder with softmax.py, lookup.py, ... (default: this folder if it holds them, "
+                        "else ./assignments)")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write Gradescope's results.json to FILE")
     p.add_argument("--exercise", action="append", choices=list(registry.BY_MODULE), metavar="NAME",
                    help=f"grade only this exercise (repeatable): {', '.join(registry.BY_MODULE)}")
@@ -56,8 +57,34 @@ def parser() -> Parser:
                    help="GPT-2 small, for the lesson's claims (default: $SOFTLOOKUP_GPT2, then the HF cache)")
     p.add_argument("--require-isolation", action="store_true",
                    help="refuse to grade unless learner code can be fully confined on this machine")
-    p.add_argument("-v", "--verbose", action="store_true", help="show pytest's own output too")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show pytest's own output too, and everything your code printed")
     return p
+
+
+def usage_problem(args) -> str | None:
+    """What is wrong with the command line, in one line, before anything is graded (None if nothing)."""
+    if args.directory is None:
+        here = Path.cwd()
+        has_modules = any((here / f"{exercise.module}.py").is_file() for exercise in registry.EXERCISES)
+        args.directory = here if has_modules else Path("assignments")
+    if not args.directory.is_dir():
+        return (f"{args.directory} is not a folder; give the folder that holds your exercise modules "
+                "(default: this folder if it holds them, else ./assignments)")
+    modules = [f"{exercise.module}.py" for exercise in registry.EXERCISES]
+    if not any((args.directory / name).is_file() for name in modules):
+        return f"{args.directory} holds none of the exercise modules ({', '.join(modules)}): is it the right folder?"
+    for option in ("time_limit", "memory_limit"):
+        value = getattr(args, option)
+        if value is not None and not value > 0:
+            return f"--{option.replace('_', '-')} must be a positive number, not {value:g}"
+    if args.json and args.json.is_dir():
+        return f"--json {args.json} is a folder; give the name of the file to write, e.g. {args.json / 'results.json'}"
+    if args.json and not args.json.parent.is_dir():
+        return f"cannot write {args.json}: folder {args.json.parent} does not exist"
+    if args.solutions and not args.solutions.is_dir():
+        return f"--solutions {args.solutions} is not a folder"
+    return None
 
 
 def grade(directory: Path, exercises: list[registry.Exercise], hidden: bool = True,
@@ -65,17 +92,23 @@ def grade(directory: Path, exercises: list[registry.Exercise], hidden: bool = Tr
     """Run the checks of ``exercises`` on ``directory`` and return the result."""
     sandbox.preload(torch=False)  # numpy's server starts now, its imports overlapping pytest's; torch's if needed
     files = [str(path) for exercise in exercises for path in exercise.check_files(hidden)]
-    args = [*files, f"--submission={directory}", *PYTEST_ARGS, *extra]
-    capture = _Capture()
+    args = [*files, f"--submission={directory}", *PYTEST_ARGS, "-o", "softlookup_table=false", *extra]
+    if not hidden:
+        args.append("--public")
+    capture, output = _Capture(), io.StringIO()
     with _plugins_named_only():
         if verbose:
-            code = pytest.main(args, plugins=[capture])
+            code = pytest.main([*args, "-v"], plugins=[capture])
         else:
-            with contextlib.redirect_stdout(io.StringIO()) as output:
+            with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
                 code = pytest.main([*args, "-q"], plugins=[capture])
+    if code == pytest.ExitCode.INTERRUPTED:
+        raise KeyboardInterrupt
     if capture.result is None or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-        detail = "" if verbose else output.getvalue().strip().splitlines()[-1:]
-        raise RuntimeError(f"the checks could not run (pytest exit {int(code)}): {' '.join(detail)}")
+        lines = output.getvalue().strip().splitlines()
+        errors = [line.removeprefix("ERROR: ") for line in lines if line.startswith("ERROR: ")]
+        raise RuntimeError(errors[0] if errors else f"the checks could not run (pytest exit {int(code)}): "
+                           f"{' '.join(lines[-1:])}")
     return capture.result
 
 
@@ -99,20 +132,16 @@ def _interrupt(signum, frame):
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
-    if not args.directory.is_dir():
-        print(f"softlookup check: {args.directory} is not a folder; give the folder that holds your "
-              "exercise modules (default: assignments)", file=sys.stderr)
-        return 2
-    if args.json and not args.json.parent.is_dir():
-        print(f"softlookup check: cannot write {args.json}: folder {args.json.parent} does not exist", file=sys.stderr)
+    if problem := usage_problem(args):
+        print(f"softlookup check: {problem}", file=sys.stderr)
         return 2
     exercises = [registry.exercise(name) for name in args.exercise] if args.exercise else list(registry.EXERCISES)
     extra = []
     if args.solutions:
         extra.append(f"--solutions={args.solutions}")
-    if args.time_limit:
+    if args.time_limit is not None:
         extra.append(f"--time-limit={args.time_limit}")
-    if args.memory_limit:
+    if args.memory_limit is not None:
         extra.append(f"--memory-limit={args.memory_limit}")
     if args.gpt2_model:
         extra.append(f"--gpt2-model={args.gpt2_model.resolve()}")
@@ -125,6 +154,9 @@ def main(argv=None) -> int:
     except RuntimeError as error:
         print(f"softlookup check: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("softlookup check: interrupted; nothing was written", file=sys.stderr)
+        return 130
     result.submission = str(args.directory)
     render(result, Console(highlight=False))
     if args.json:

@@ -51,6 +51,10 @@ def pytest_addoption(parser):
                     help="GPT-2 small for the lesson's claims (default: $SOFTLOOKUP_GPT2, then the HF cache)")
     group.addoption("--require-isolation", action="store_true",
                     help="refuse to grade where the kernel cannot confine learner code fully")
+    group.addoption("--public", action="store_true",
+                    help="public checks only: the hidden ones, which need the reference solutions, are left out")
+    parser.addini("softlookup_table", "print the result table at the end (softlookup check prints its own)",
+                  type="bool", default=True)
 
 
 def pytest_configure(config):
@@ -58,8 +62,9 @@ def pytest_configure(config):
     config.stash[RESULT] = SubmissionResult(str(config.getoption("submission")))
     config.stash[_CASES] = {}
     solutions = config.getoption("solutions")
-    config.stash[SESSION] = sandbox.Session(require_isolation=config.getoption("require_isolation"),
-                                            forbidden=[solutions] if solutions else [])
+    config.stash[SESSION] = sandbox.Session(  # -v or -s: show everything the learner's code printed
+        require_isolation=config.getoption("require_isolation"), forbidden=[solutions] if solutions else [],
+        all_output=config.getoption("verbose") > 0 or config.getoption("capture") == "no")
 
 
 def _check_of(item) -> tuple[registry.Exercise, bool] | None:
@@ -68,6 +73,14 @@ def _check_of(item) -> tuple[registry.Exercise, bool] | None:
     if registry.CHECKS_DIR not in path.parents or not path.stem.startswith("test_"):
         return None
     return registry.exercise(path.stem[len("test_"):]), path.parent.name == "hidden"
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("public"):
+        hidden = [item for item in items if (found := _check_of(item)) and found[1]]
+        if hidden:
+            config.hook.pytest_deselected(items=hidden)
+            items[:] = [item for item in items if item not in hidden]
 
 
 def pytest_collection_finish(session):
@@ -84,6 +97,13 @@ def pytest_collection_finish(session):
             raise pytest.UsageError(f"check {name} in {item.path.name} has no points in grader/registry.py")
         counts[(exercise.module, name)] = counts.get((exercise.module, name), 0) + 1
         _report_verdicts_plainly(item)
+    hidden = {exercise for item in session.items if (found := _check_of(item)) and found[1]
+              for exercise in [found[0]]}
+    if hidden and not session.config.getoption("public"):
+        solutions = Path(session.config.getoption("solutions") or registry.KIT_ROOT / "solutions")
+        if not solutions.is_dir():  # without them the hidden checks' points would silently vanish
+            raise pytest.UsageError(f"the hidden checks need the reference solutions and {solutions} is not a "
+                                    "folder: give --solutions DIR, or --public to grade the public checks only")
     if exercises:
         folder = Path(session.config.getoption("submission"))
         if not folder.is_dir():
@@ -206,7 +226,7 @@ def pytest_sessionfinish(session):
 
 def pytest_terminal_summary(terminalreporter, config):
     result = config.stash[RESULT]
-    if result.exercises:
+    if result.exercises and config.getini("softlookup_table"):
         from rich.console import Console
 
         from grader.results import render
@@ -236,8 +256,7 @@ def submission(request):
 @pytest.fixture(scope="session")
 def reference(request):
     folder = Path(request.config.getoption("solutions") or registry.KIT_ROOT / "solutions").resolve()
-    if not folder.is_dir():
-        pytest.skip(f"hidden checks need the reference solutions; {folder} is missing (--solutions DIR)")
+
     def limits_for(module: str) -> sandbox.Limits:
         return dataclasses.replace(KIT_LIMITS, torch=registry.exercise(module).needs_gpt2)
 

@@ -103,6 +103,7 @@ def gradescope(result: SubmissionResult) -> dict:
             failures = [c for c in cases if c.outcome == "failed"]
             skips = [c for c in cases if c.outcome == "skipped"]
             lines = [f"[{c.case}] {c.message}" if c.case else c.message for c in failures + skips]
+            lines += [failures[0].printed] if failures and failures[0].printed else []
             tests.append({
                 "name": f"{exercise.name}: {cases[0].title or name}",
                 "score": round(sum(c.points for c in cases), 4),
@@ -175,6 +176,8 @@ def render(result: SubmissionResult, console) -> None:
         for name, cases in problems.items():
             if cases:
                 _print_whole(console, _first_problem(name, cases))
+                if cases[0].printed:  # what the learner's own prints said while the check ran
+                    _print_whole(console, _indented(cases[0].printed))
         console.print()
     _print_whole(console, f"[bold]Total: {_fmt(result.score)}/{_fmt(result.max_score)}[/] ({result.seconds:.1f} s)")
 
@@ -203,6 +206,12 @@ def _first_problem(name: str, cases: list[CheckResult]) -> str:
     others = len(cases) - len(same)
     otherwise = f" [dim](and {others} more case{'s' * (others > 1)} with other messages)[/]" if others else ""
     return f"  {mark} {name}{where}{repeated}[/]: {escape(first.message)}{otherwise}"
+
+
+def _indented(printed: str) -> str:
+    from rich.markup import escape
+
+    return "\n".join(f"      [dim]{escape(line)}[/]" for line in printed.splitlines())
 
 
 def _print_whole(console, renderable) -> None:

@@ -240,7 +240,7 @@ class _Slot:
             raise SubmissionError("crash", "sent a message the grader did not ask for")
         output = answer.get("output") if isinstance(answer.get("output"), str) else ""
         lines = answer.get("lines") if type(answer.get("lines")) is int else 0
-        printed = _printed(output, lines)
+        printed = _printed(output, lines, self.session.printed_lines)
         if "value" in answer:
             return {"value": answer["value"], "output": printed}
         error = answer["error"] if isinstance(answer["error"], dict) else {}
@@ -305,11 +305,11 @@ class _Slot:
             raise SubmissionError("encoding", f"returned something the grader cannot read ({exc})", label) from None
 
 
-def _printed(output: str, lines: int) -> str:
-    """The first lines a call printed, and how many more there were."""
-    kept = codec.clean_text(output, 4000).splitlines()
+def _printed(output: str, lines: int, keep: int) -> str:
+    """The first ``keep`` lines a call printed, and how many more there were."""
+    kept = codec.clean_text(output, len(output)).splitlines()
     total = max(lines, len(kept))
-    shown = kept[:PRINTED_LINES]
+    shown = kept[:keep]
     if total > len(shown):
         shown.append(f"... ({total - len(shown)} more lines)")
     return "\n".join(shown)
@@ -372,11 +372,12 @@ class Session:
     was killed outright.
     """
 
-    def __init__(self, require_isolation: bool = False, output_limit: int = 4000, forbidden=()):
+    def __init__(self, require_isolation: bool = False, all_output: bool = False, forbidden=()):
         _remove_abandoned_sessions()
         self.root = Path(tempfile.mkdtemp(prefix=f"softlookup-{os.getpid()}-"))
         self.require_isolation = require_isolation
-        self.output_limit = output_limit
+        self.output_limit = 2**20 if all_output else 4000  # characters of printed output a worker keeps per call
+        self.printed_lines = 10**6 if all_output else PRINTED_LINES
         # Carved out of what learners may read, wherever they lie (the kit installed in site-packages):
         self.forbidden = sorted({str(PACKAGE_DIR), str(KIT_ROOT / "solutions"), str(KIT_ROOT / "tests"),
                                  *map(str, forbidden)})

@@ -105,6 +105,11 @@ def test_failed_check_shows_its_hint(tmp_path):
     (["check", "--no-such-option"], "unrecognized arguments"),
     (["check", "--exercise", "nonsense"], "invalid choice"),
     (["check", str(SOLUTIONS), "--json", "/no/such/dir/r.json"], "does not exist"),
+    (["check", str(SOLUTIONS), "--json", str(SOLUTIONS)], "is a folder"),
+    (["check", str(SOLUTIONS), "--time-limit", "0"], "positive number"),
+    (["check", str(SOLUTIONS), "--memory-limit", "-1"], "positive number"),
+    (["check", str(registry.CHECKS_DIR)], "holds none of the exercise modules"),
+    (["check", str(SOLUTIONS), "--solutions", "/no/such/solutions"], "is not a folder"),
     (["frobnicate"], "unknown command"),
     (["hint", "nonsense"], "invalid choice"),
     (["hint", "lookup", "--all", "--reset"], "not allowed with"),
@@ -180,3 +185,28 @@ def test_an_exercise_not_started_costs_nothing(tmp_path):
     assert float(score) == registry.exercise("softmax").max_points, done.stderr
     assert servers == "[False]"
     assert statuses == "['done', 'not started', 'not started', 'not started']"
+
+
+def test_check_without_a_folder_uses_this_one_when_it_holds_modules(tmp_path):
+    shutil.copytree(SOLUTIONS, tmp_path / "mine")
+    done = softlookup("check", "--exercise", "softmax", cwd=tmp_path / "mine")
+    assert done.returncode == 0 and "15/15" in done.stdout, done.stderr
+
+
+def test_hidden_checks_without_their_reference_are_an_error(tmp_path):
+    done = softlookup("check", SOLUTIONS, "--exercise", "softmax", "--solutions", tmp_path / "absent")
+    assert done.returncode == 2 and "is not a folder" in done.stderr
+
+
+def test_a_failed_check_shows_what_the_code_printed(tmp_path):
+    folder = tmp_path / "s"
+    shutil.copytree(SOLUTIONS, folder)
+    with open(folder / "softmax.py", "a") as handle:
+        handle.write("\ndef softmax(x, axis=-1):\n    for i in range(30):\n        print('debug line', i)\n"
+                     "    return np.ones_like(np.asarray(x, dtype=float))\n")
+    done = softlookup("check", folder, "--exercise", "softmax", "--public")
+    assert "softmax.softmax() printed:" in done.stdout and "debug line 19" in done.stdout
+    assert "debug line 20" not in done.stdout and "more lines" in done.stdout
+    verbose = softlookup("check", folder, "--exercise", "softmax", "--public", "-v")
+    assert "debug line 29" in verbose.stdout
+    assert verbose.stdout.count("Total:") == 1  # the table is printed once
