@@ -8,11 +8,13 @@ bad usage.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -57,6 +59,8 @@ def parser() -> Parser:
                    help="GPT-2 small, for the lesson's claims (default: $SOFTLOOKUP_GPT2, then the HF cache)")
     p.add_argument("--require-isolation", action="store_true",
                    help="refuse to grade unless learner code can be fully confined on this machine")
+    p.add_argument("--watch", action="store_true",
+                   help="keep running: grade again whenever you save an exercise's file (Ctrl-C stops)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="show pytest's own output too, and everything your code printed")
     return p
@@ -149,6 +153,8 @@ def main(argv=None) -> int:
         extra.append("--require-isolation")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     signal.signal(signal.SIGTERM, _interrupt)
+    if args.watch:
+        return watch(args.directory.resolve(), exercises, hidden=not args.public, extra=extra)
     try:
         result = grade(args.directory.resolve(), exercises, hidden=not args.public, extra=extra, verbose=args.verbose)
     except RuntimeError as error:
@@ -166,3 +172,67 @@ def main(argv=None) -> int:
             print(f"softlookup check: could not write {args.json}: {error.strerror}", file=sys.stderr)
             return 2
     return 0 if result.full_marks else 1
+
+
+# -- watch mode ---------------------------------------------------------------------------------
+
+POLL_SECONDS = 0.3
+
+
+def watch(directory: Path, exercises: list[registry.Exercise], hidden: bool, extra: list[str]) -> int:
+    """Grade, then grade again each exercise whose file (or a file it imports) is saved, until Ctrl-C.
+
+    The table is redrawn each time; the fork servers stay warm between runs,
+    so a change to one exercise is graded in a fraction of a second.
+    """
+    console = Console(highlight=False)
+    shown = SubmissionResult(str(directory))
+    stamps: dict[str, float | None] = {}
+    pending = list(exercises)
+    try:
+        while True:
+            if pending:
+                stamps = {e.module: _stamp(directory / f"{e.module}.py") for e in exercises}
+                console.clear()
+                try:
+                    shown = _updated(shown, grade(directory, pending, hidden=hidden, extra=extra), exercises)
+                    render(shown, console)
+                except RuntimeError as error:
+                    console.print(f"softlookup check: {error}")
+                console.print(f"[dim]Watching {directory} for changes (Ctrl-C to stop)...[/]")
+            time.sleep(POLL_SECONDS)
+            changed = {module for module, stamp in stamps.items()
+                       if _stamp(directory / f"{module}.py") != stamp}
+            pending = [e for e in exercises if e.module in changed or _imports(directory, e.module) & changed]
+    except KeyboardInterrupt:
+        console.print("Stopped watching.")
+        return 0
+
+
+def _updated(shown: SubmissionResult, fresh: SubmissionResult, order) -> SubmissionResult:
+    """The shown result with the exercises graded just now replaced, in the registry's order."""
+    by_name = {e.name: e for e in shown.exercises} | {e.name: e for e in fresh.exercises}
+    return SubmissionResult(fresh.submission, [by_name[e.module] for e in order if e.module in by_name],
+                            fresh.seconds, fresh.unprotected)
+
+
+def _stamp(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def _imports(directory: Path, module: str) -> set[str]:
+    """The module names a learner's file imports (lookup.py imports softmax), read without running it."""
+    try:
+        tree = ast.parse((directory / f"{module}.py").read_bytes())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names

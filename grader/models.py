@@ -132,6 +132,20 @@ def real_model(path=None, head: str = "lm") -> GPT2LMHeadModel | GPT2Model:
     return model.eval()
 
 
+def load(path=None) -> tuple[GPT2LMHeadModel, GPT2Tokenizer | PreTrainedTokenizerFast, str]:
+    """``(model, tokenizer, name)``: GPT-2 small where its weights are on disk, else the tiny seeded pair.
+
+    One call for trying the GPT-2 exercise by hand::
+
+        from grader.models import load
+        model, tokenizer, name = load()    # name says which one you got
+        ids = tokenizer("The cat sat on the mat", return_tensors="pt")["input_ids"]
+    """
+    if real_available(path):
+        return real_model(path), real_tokenizer(), f"GPT-2 small, from {locate(path)}"
+    return tiny_model(), tiny_tokenizer(), "the tiny seeded GPT-2 (GPT-2 small's weights are not on this machine)"
+
+
 def fetch_gpt2(target) -> str:
     """Download GPT-2 small's files into ``target`` (needs internet); returns the folder."""
     try:

@@ -54,6 +54,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.model and not args.model.is_dir():
         parser.error(f"--model: {args.model} is not a folder")
+    if args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out: {args.out} is a file; give a folder for the heatmaps")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
     from rich.console import Console

@@ -3,8 +3,10 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -110,6 +112,7 @@ def test_failed_check_shows_its_hint(tmp_path):
     (["check", str(SOLUTIONS), "--memory-limit", "-1"], "positive number"),
     (["check", str(registry.CHECKS_DIR)], "holds none of the exercise modules"),
     (["check", str(SOLUTIONS), "--solutions", "/no/such/solutions"], "is not a folder"),
+    (["gpt2-report", "--out", str(SOLUTIONS / "softmax.py")], "is a file"),
     (["frobnicate"], "unknown command"),
     (["hint", "nonsense"], "invalid choice"),
     (["hint", "lookup", "--all", "--reset"], "not allowed with"),
@@ -210,3 +213,33 @@ def test_a_failed_check_shows_what_the_code_printed(tmp_path):
     verbose = softlookup("check", folder, "--exercise", "softmax", "--public", "-v")
     assert "debug line 29" in verbose.stdout
     assert verbose.stdout.count("Total:") == 1  # the table is printed once
+
+
+def test_watch_grades_again_on_save_and_stops_on_ctrl_c(tmp_path):
+    folder = tmp_path / "work"
+    shutil.copytree(ASSIGNMENTS, folder)
+    watcher = subprocess.Popen([*SOFTLOOKUP, "check", str(folder), "--watch", "--exercise", "softmax",
+                                "--exercise", "lookup"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, env=ENV)
+    seen = []
+
+    def wait_for(fragment):
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            line = watcher.stdout.readline()
+            seen.append(line)
+            if fragment in line:
+                return
+        pytest.fail(f"never saw {fragment!r} in:\n{''.join(seen)}")
+
+    try:
+        wait_for("Watching")
+        assert any("softmax.py" in line and "not started" in line for line in seen)
+        shutil.copy(SOLUTIONS / "softmax.py", folder / "softmax.py")  # the learner saves exercise 1
+        wait_for("15/15 points, done")
+        wait_for("Watching")
+        watcher.send_signal(signal.SIGINT)
+        assert watcher.wait(30) == 0
+        assert "Stopped watching." in watcher.stdout.read()
+    finally:
+        watcher.kill()

@@ -235,6 +235,17 @@ def test_build():
         models.build(ModelSpec(kind="huge"))
 
 
+def test_load_gives_the_tiny_pair_without_weights(monkeypatch, tmp_path):
+    monkeypatch.setenv(models.ENV_VAR, str(tmp_path))
+    model, tokenizer, name = models.load()
+    assert "tiny" in name and _same_weights(model, models.tiny_model())
+    assert tokenizer.tokenize(LESSON) == LESSON_TOKENS
+    models.tiny_model(7).save_pretrained(tmp_path)
+    model, tokenizer, name = models.load()
+    assert "GPT-2 small" in name and _same_weights(model, models.tiny_model(7))
+    assert tokenizer(LESSON)["input_ids"] == LESSON_IDS
+
+
 def test_fetch_fails_in_one_line_offline(tmp_path):
     from huggingface_hub import constants
 
