@@ -100,7 +100,7 @@ def grade(directory: Path, exercises: list[registry.Exercise], hidden: bool = Tr
     if not hidden:
         args.append("--public")
     capture, output = _Capture(), io.StringIO()
-    with _plugins_named_only():
+    with plugins_named_only():
         if verbose:
             code = pytest.main([*args, "-v"], plugins=[capture])
         else:
@@ -117,7 +117,7 @@ def grade(directory: Path, exercises: list[registry.Exercise], hidden: bool = Tr
 
 
 @contextlib.contextmanager
-def _plugins_named_only():
+def plugins_named_only():
     """No pytest plugin loads by entry point while the judge runs: only those PYTEST_ARGS names."""
     before = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"

@@ -8,6 +8,7 @@ import sys
 
 COMMANDS = {
     "check": ("grader.check", "grade a folder of exercise modules"),
+    "grade": ("grader.grade", "grade a class: one subfolder (or .zip) per student"),
     "hint": ("grader.hint", "hints for an exercise you are stuck on"),
     "release": ("grader.release", "make assignments/ from solutions/"),
     "gpt2-report": ("grader.report", "measure the lesson's GPT-2 numbers and draw the head"),

@@ -31,6 +31,8 @@ RESULT = pytest.StashKey[SubmissionResult]()
 SESSION = pytest.StashKey[sandbox.Session]()
 _CASES = pytest.StashKey[dict]()
 _UNGRADABLE = pytest.StashKey[dict]()  # exercise module -> the error every one of its checks reports
+_EXERCISES = pytest.StashKey[list]()  # the exercises whose checks were collected, in the registry's order
+BATCH = pytest.StashKey[bool]()  # set by softlookup grade: it begins and ends each submission itself
 _STARTED = pytest.StashKey[float]()
 
 # Trusted code gets generous limits, so that a loaded machine never blames a learner for the kit's slowness.
@@ -104,18 +106,47 @@ def pytest_collection_finish(session):
         if not solutions.is_dir():  # without them the hidden checks' points would silently vanish
             raise pytest.UsageError(f"the hidden checks need the reference solutions and {solutions} is not a "
                                     "folder: give --solutions DIR, or --public to grade the public checks only")
-    if exercises:
+    session.config.stash[_EXERCISES] = [e for e in registry.EXERCISES if e in exercises]
+    if exercises and not session.config.stash.get(BATCH, False):
         folder = Path(session.config.getoption("submission"))
         if not folder.is_dir():
             raise pytest.UsageError(f"--submission: {folder} is not a folder; give the folder with your modules")
-        ungradable = session.config.stash[_UNGRADABLE] = {
-            exercise.module: error for exercise in exercises if (error := _ungradable(folder, exercise))}
-        sandbox.preload(torch=any(e.needs_gpt2 for e in exercises if e.module not in ungradable))
         try:
-            session.config.stash[SESSION].probe()
+            begin_submission(session.config, folder)
         except sandbox.KitError as error:
             raise pytest.UsageError(str(error)) from None
-        session.config.stash[_STARTED] = time.monotonic()
+
+
+def begin_submission(config, folder: Path, problem: str = ""):
+    """Make ``folder`` the submission the checks run on next, with a fresh result.
+
+    ``softlookup check`` grades one folder per pytest session; ``softlookup
+    grade`` calls this once per student in a single session, so that pytest's
+    start-up and collection, the fork servers and the reference's answers
+    serve the whole class. ``problem`` says why the folder cannot be graded
+    at all (a file where a folder should be, a broken zip): every check then
+    fails with it.
+    """
+    config.option.submission = str(folder)
+    config.stash[RESULT] = SubmissionResult(str(folder))
+    exercises = config.stash[_EXERCISES]
+    invalid = sandbox.SubmissionError("invalid", problem) if problem else None
+    ungradable = config.stash[_UNGRADABLE] = {
+        exercise.module: error for exercise in exercises if (error := invalid or _ungradable(folder, exercise))}
+    sandbox.preload(torch=any(e.needs_gpt2 for e in exercises if e.module not in ungradable))
+    config.stash[SESSION].probe()
+    config.stash[_STARTED] = time.monotonic()
+
+
+def end_submission(config) -> SubmissionResult:
+    """The result of the submission begun last; its workers are stopped and its copy removed."""
+    result, grading = config.stash[RESULT], config.stash[SESSION]
+    if _STARTED in config.stash:
+        result.seconds = time.monotonic() - config.stash[_STARTED]
+    if grading.protections is not None:
+        result.unprotected = grading.protections.missing()
+    grading.release(str(Path(config.getoption("submission")).resolve()))
+    return result
 
 
 def _ungradable(folder: Path, exercise: registry.Exercise) -> sandbox.SubmissionError | None:
@@ -150,7 +181,7 @@ def pytest_runtest_protocol(item, nextitem):
     report = pytest.TestReport(item.nodeid, item.location, {}, "failed", str(error), "call")
     item.ihook.pytest_runtest_logreport(report=report)
     item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
-    _record(item, "failed", str(error))
+    _record(item, "failed", str(error), error.kind)
     return True
 
 
@@ -176,20 +207,21 @@ def pytest_runtest_makereport(item, call):
     # One result per check: from setup when it skipped or failed there, else from the call.
     if _check_of(item) is None or report.when == "teardown" or (report.when == "setup" and report.passed):
         return report
-    message = ""
+    message, kind = "", ""
     if call.excinfo is not None:
         error = call.excinfo.value
         if isinstance(error, (CheckFailure, sandbox.SubmissionError)):
-            message = str(error)
+            message, kind = str(error), getattr(error, "kind", "")
         elif report.skipped:
             message = str(getattr(error, "msg", error))
         else:
             message = f"the grader could not judge this ({type(error).__name__}: {error}); please report it"
-    _record(item, "passed" if report.passed else "skipped" if report.skipped else "failed", message)
+            kind = "kit"
+    _record(item, "passed" if report.passed else "skipped" if report.skipped else "failed", message, kind)
     return report
 
 
-def _record(item, outcome: str, message: str):
+def _record(item, outcome: str, message: str, error: str = ""):
     """Add one case of a check to the result, with its share of the check's points."""
     exercise, hidden = _check_of(item)
     share = exercise.points[item.originalname] / item.config.stash[_CASES][(exercise.module, item.originalname)]
@@ -206,6 +238,7 @@ def _record(item, outcome: str, message: str):
             message=message,
             hidden=hidden,
             printed=_printed(item.config.stash[SESSION].printed),
+            error=error,
         ),
         exercise.title,
     )
@@ -216,12 +249,9 @@ def _printed(calls: list[tuple[str, str]]) -> str:
 
 
 def pytest_sessionfinish(session):
-    result, grading = session.config.stash[RESULT], session.config.stash[SESSION]
-    if _STARTED in session.config.stash:
-        result.seconds = time.monotonic() - session.config.stash[_STARTED]
-    if grading.protections is not None:
-        result.unprotected = grading.protections.missing()
-    grading.close()
+    if not session.config.stash.get(BATCH, False):
+        end_submission(session.config)
+    session.config.stash[SESSION].close()
 
 
 def pytest_terminal_summary(terminalreporter, config):

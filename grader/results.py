@@ -10,8 +10,13 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+
+STATUSES = ["ok", "timeout", "memory", "crashed", "missing", "invalid"]  # from best to worst
+ERROR_STATUS = {"timeout": "timeout", "memory": "memory", "crash": "crashed", "exit": "crashed",
+                "missing": "missing", "invalid": "invalid", "syntax": "invalid"}
 
 
 @dataclass
@@ -26,6 +31,7 @@ class CheckResult:
     message: str = ""
     hidden: bool = False
     printed: str = ""  # what the learner's code printed during the check (capped)
+    error: str = ""  # why the learner's code gave no answer (SubmissionError.kind), "kit" for the grader's fault
 
     @property
     def passed(self) -> bool:
@@ -81,6 +87,21 @@ class SubmissionResult:
     @property
     def full_marks(self) -> bool:
         return self.max_score > 0 and self.score >= self.max_score - 1e-9
+
+    @property
+    def status(self) -> str:
+        """The worst thing that happened while grading, for a gradebook: ok, timeout, memory, crashed, ..."""
+        seen = {ERROR_STATUS.get(check.error, "ok") for exercise in self.exercises for check in exercise.checks}
+        return max(seen | {"ok"}, key=STATUSES.index)
+
+    def to_plain(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_plain(cls, plain: dict) -> "SubmissionResult":
+        exercises = [ExerciseResult(e["name"], e["title"], [CheckResult(**c) for c in e["checks"]])
+                     for e in plain["exercises"]]
+        return cls(plain["submission"], exercises, plain["seconds"], plain["unprotected"])
 
     def add(self, check: CheckResult, title: str):
         for exercise in self.exercises:
