@@ -182,6 +182,67 @@ EXERCISES: tuple[Exercise, ...] = (
         time_limit=30.0,
         needs_gpt2=True,
     ),
+    Exercise(
+        module="learning",
+        title="Why attention is soft: slopes and learning",
+        functions=("soft_answer", "nearest_answer", "answer_slope", "nearest_slope", "fit_sharpness",
+                   "fit_nearest_key"),
+        points={
+            "test_soft_answer": 2,
+            "test_nearest_answer": 1,
+            "test_answer_slope_lesson": 3,
+            "test_answer_slope_matches_finite_differences": 2,
+            "test_nearest_slope_is_zero": 2,
+            "test_fit_recovers_sharpness": 3,
+            "test_fit_losses_go_down": 2,
+            "test_fit_losses_are_mean_squared_error": 1,
+            "test_fit_keeps_sharpness_positive": 2,
+            "test_fit_noisy_answers": 1,
+            "test_nearest_fit_makes_no_progress": 2,
+            "test_lookups_match_reference": 1,
+            "test_slopes_match_reference": 2,
+            "test_fit_matches_reference": 2,
+        },
+        hints=(
+            "soft_answer: turn every argument into torch.as_tensor(x, dtype=torch.float64); scores = "
+            "-sharpness * (query[..., None] - keys)**2; return torch.softmax(scores, dim=-1) @ values.",
+            "answer_slope: q = torch.tensor(query, dtype=torch.float64, requires_grad=True); call .backward() on "
+            "soft_answer(q, ...) and return q.grad.item(). nearest_slope: the nearest answer does not require "
+            "grad (argmin has no slope), so return 0.0.",
+            "fit_sharpness: learn log_sharpness (requires_grad=True). Each step: loss = mean squared error of "
+            "soft_answer(..., log_sharpness.exp()); losses.append(loss.item()); loss.backward(); under "
+            "torch.no_grad(): log_sharpness -= lr * log_sharpness.grad; then log_sharpness.grad.zero_().",
+            "fit_nearest_key: the same loop with nearest_answer and the key put in place with torch.cat; when "
+            "loss.requires_grad is False the gradient is 0 and the key stays where it is.",
+        ),
+        needs_gpt2=True,  # torch, preloaded in the fork server
+    ),
+    Exercise(
+        module="gpt2_values",
+        title="Inside GPT-2: what a head moves",
+        functions=("head_vectors", "head_output", "value_contributions"),
+        points={
+            "test_head_vectors": 3,
+            "test_head_output": 4,
+            "test_first_token_moves_only_itself": 1,
+            "test_value_shares_sum_to_one": 1,
+            "test_value_contributions": 3,
+            "test_lesson_claim_value_4_3": 0,  # needs GPT-2 small's weights, like exercise 4's claims
+            "test_head_vectors_matches_reference": 1,
+            "test_head_output_matches_reference": 2,
+            "test_value_contributions_matches_reference": 1,
+        },
+        hints=(
+            "head_vectors: hidden_states[layer] -> block.ln_1 -> block.attn.c_attn -> split into q, k, v "
+            "(n_embd columns each) -> the head's columns head*s:(head+1)*s of each, s = n_embd // n_head.",
+            "head_output: scaled_dot_product_attention(queries, keys, values, causal_mask(T)) from exercise 3; "
+            "its output is the head's output.",
+            "value_contributions: sizes = weights[position] * np.linalg.norm(values, axis=1), with the weights "
+            "from the same call; shares = sizes / sizes.sum().",
+        ),
+        time_limit=30.0,
+        needs_gpt2=True,
+    ),
 )
 
 BY_MODULE = {exercise.module: exercise for exercise in EXERCISES}

@@ -27,8 +27,6 @@ def heatmap(tokens, pattern, title, path: Path):
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
-    from grader import gpt2
-
     labels = [token.replace("Ġ", " ") for token in tokens]
     figure, axes = plt.subplots(figsize=(7, 6))
     image = axes.imshow(pattern, cmap="viridis", vmin=0, vmax=1)
@@ -36,7 +34,7 @@ def heatmap(tokens, pattern, title, path: Path):
     axes.set_yticks(range(len(labels)), labels)
     axes.set_xlabel("attended to (key)")
     axes.set_ylabel("attending (query)")
-    row = gpt2.position(tokens, "it")
+    row = lesson.position(tokens, "it")
     axes.add_patch(Rectangle((-0.5, row - 0.5), len(labels), 1, fill=False, edgecolor="red", linewidth=2.5))
     axes.set_title(title)
     figure.colorbar(image, ax=axes, label="attention weight")
