@@ -204,16 +204,17 @@ EXERCISES: tuple[Exercise, ...] = (
             "test_fit_matches_reference": 2,
         },
         hints=(
-            "soft_answer: turn every argument into torch.as_tensor(x, dtype=torch.float64); scores = "
-            "-sharpness * (query[..., None] - keys)**2; return torch.softmax(scores, dim=-1) @ values.",
-            "answer_slope: q = torch.tensor(query, dtype=torch.float64, requires_grad=True); call .backward() on "
-            "soft_answer(q, ...) and return q.grad.item(). nearest_slope: the nearest answer does not require "
-            "grad (argmin has no slope), so return 0.0.",
-            "fit_sharpness: learn log_sharpness (requires_grad=True). Each step: loss = mean squared error of "
-            "soft_answer(..., log_sharpness.exp()); losses.append(loss.item()); loss.backward(); under "
-            "torch.no_grad(): log_sharpness -= lr * log_sharpness.grad; then log_sharpness.grad.zero_().",
+            "soft_answer: exercise 2's three steps with torch functions, on float64 tensors "
+            "(torch.as_tensor keeps a tracked tensor tracked): scores from the squared distances, torch.softmax "
+            "over the keys (dim=-1), then the weighted sum of the values.",
+            "answer_slope: make the query a float64 tensor with requires_grad=True, call .backward() on its soft "
+            "answer and read the query's .grad. nearest_slope: the nearest answer does not require grad at all "
+            "(argmin has no slope), and that means a slope of 0.0.",
+            "fit_sharpness: the parameter is the logarithm of the sharpness. Each step: the mean squared error, "
+            "its .item() into losses, backward, a step of lr times the gradient downhill under torch.no_grad(), "
+            "then zero the gradient.",
             "fit_nearest_key: the same loop with nearest_answer and the key put in place with torch.cat; when "
-            "loss.requires_grad is False the gradient is 0 and the key stays where it is.",
+            "the loss does not require grad, the gradient is 0 and the key stays where it is.",
         ),
         needs_gpt2=True,  # torch, preloaded in the fork server
     ),
@@ -233,12 +234,13 @@ EXERCISES: tuple[Exercise, ...] = (
             "test_value_contributions_matches_reference": 1,
         },
         hints=(
-            "head_vectors: hidden_states[layer] -> block.ln_1 -> block.attn.c_attn -> split into q, k, v "
-            "(n_embd columns each) -> the head's columns head*s:(head+1)*s of each, s = n_embd // n_head.",
-            "head_output: scaled_dot_product_attention(queries, keys, values, causal_mask(T)) from exercise 3; "
-            "its output is the head's output.",
-            "value_contributions: sizes = weights[position] * np.linalg.norm(values, axis=1), with the weights "
-            "from the same call; shares = sizes / sizes.sum().",
+            "head_vectors: the block's input is hidden_states[layer]; ln_1, then c_attn, whose output holds q, k "
+            "and v side by side (n_embd columns each); head h owns columns h*s to (h+1)*s of each, with the head "
+            "size s = n_embd // n_head from model.config.",
+            "head_output: exercise 3's scaled_dot_product_attention on the head's queries, keys and values, with "
+            "causal_mask(T): its output is the head's output.",
+            "value_contributions: row `position` of the same call's weights, times the length of each value "
+            "vector (np.linalg.norm along axis 1), divided by the sum.",
         ),
         time_limit=30.0,
         needs_gpt2=True,

@@ -278,21 +278,9 @@ def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4)
          "log_sharpness.exp()) - answers).abs()).mean()", "test_fit_noisy_answers", "least mean squared error"),
     edit("learning rate ignored", "learning", "log_sharpness -= lr * log_sharpness.grad",
          "log_sharpness -= 5e-4 * log_sharpness.grad", "test_fit_matches_reference", "out of control"),
-    rewrite("nearest fit lets backward fail", "learning", """
-def fit_nearest_key(queries, answers, keys, values, which, start, steps=50, lr=1e-3):
-    keys, answers = torch.as_tensor(keys, dtype=torch.float64), torch.as_tensor(answers, dtype=torch.float64)
-    key = torch.tensor(float(start), dtype=torch.float64, requires_grad=True)
-    losses = []
-    for _ in range(steps):
-        keys_now = torch.cat([keys[:which], key[None], keys[which + 1:]])
-        loss = ((nearest_answer(queries, keys_now, values) - answers) ** 2).mean()
-        losses.append(loss.item())
-        loss.backward()
-        with torch.no_grad():
-            key -= lr * key.grad
-        key.grad.zero_()
-    return key.item(), losses
-""", "test_nearest_fit_makes_no_progress", "argmin cut every path"),
+    edit("nearest fit lets backward fail", "learning",
+         "torch.autograd.grad(loss, key)[0] if loss.requires_grad else torch.zeros(())",
+         "torch.autograd.grad(loss, key)[0]", "test_nearest_fit_makes_no_progress", "argmin cut every path"),
     edit("nearest fit through the soft lookup", "learning", "((nearest_answer(queries, keys_now, values) - answers)",
          "((soft_answer(queries, keys_now, values, 1.5) - answers)", "test_nearest_fit_makes_no_progress",
          "moved"),

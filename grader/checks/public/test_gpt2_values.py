@@ -111,8 +111,10 @@ def test_first_token_moves_only_itself(submission, truth):
 
 def contributions(submission, truth, layer, head, position):
     what = f"value_contributions(model, ids, layer={layer}, head={head}, position={position})"
-    shares = judge.array(submission.gpt2_values.value_contributions(TINY, truth["ids"], layer, head, position), what,
-                         shape=(len(truth["tokens"]),))
+    shares = judge.array(submission.gpt2_values.value_contributions(TINY, truth["ids"], layer, head, position), what)
+    tokens = len(truth["tokens"])
+    judge.expect(shares.shape == (tokens,), f"{what}: expected shape ({tokens},), one share per token of the "
+                 f"sentence (0 after position {position}); received shape {shares.shape}.")
     return what, shares
 
 
