@@ -226,8 +226,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "test_head_vectors": 3,
             "test_head_output": 4,
             "test_first_token_moves_only_itself": 1,
-            "test_value_shares_sum_to_one": 1,
-            "test_value_contributions": 3,
+            "test_value_contributions": 4,
             "test_lesson_claim_value_4_3": 0,  # needs GPT-2 small's weights, like exercise 4's claims
             "test_head_vectors_matches_reference": 1,
             "test_head_output_matches_reference": 2,

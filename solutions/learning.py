@@ -76,13 +76,14 @@ def nearest_answer(query, keys, values):
 
 
 def answer_slope(query, keys, values, sharpness):
-    """How fast the soft answer moves with the query: d(answer)/d(query), by autograd.
+    """The soft answer and how fast it moves with the query: ``(answer, d(answer)/d(query))``, by autograd.
 
     Make the query a tensor that torch tracks
     (``torch.tensor(query, dtype=torch.float64, requires_grad=True)``),
     compute ``soft_answer`` from it, call ``.backward()`` on the answer and
-    read the query's ``.grad``. Return it as a Python float (``.item()``),
-    in thousands of pounds per bedroom.
+    read the query's ``.grad``. Return the answer and the slope as Python
+    floats (``.item()``); the slope is in thousands of pounds per bedroom.
+    At query 3 and sharpness 1.5 that is ``(275.11, 201.76)``.
 
     With the house records:
 
@@ -101,17 +102,18 @@ def answer_slope(query, keys, values, sharpness):
         query: one number. keys, values, sharpness: as for ``soft_answer``.
 
     Returns:
-        A float.
+        ``(answer, slope)``, two floats.
     """
     ### BEGIN SOLUTION
     query = torch.tensor(float(query), dtype=torch.float64, requires_grad=True)
-    soft_answer(query, keys, values, sharpness).backward()
-    return query.grad.item()
+    answer = soft_answer(query, keys, values, sharpness)
+    answer.backward()
+    return answer.item(), query.grad.item()
     ### END SOLUTION
 
 
 def nearest_slope(query, keys, values):
-    """What autograd makes of the nearest lookup: d(answer)/d(query).
+    """The nearest answer and what autograd makes of its slope: ``(answer, d(answer)/d(query))``.
 
     Do as in ``answer_slope``, with ``nearest_answer``. You will find that
     the answer does not depend on the query through anything torch can
@@ -121,19 +123,20 @@ def nearest_slope(query, keys, values):
     back to the query, so the slope autograd gives is 0. Return 0.0 then,
     as a float, not None.
 
-    It is 0 at query 2.9 and at 3.1, and at 3 itself, where the answer jumps
-    by 130: gradient descent on a nearest lookup never learns where to move.
+    At query 2.9 that is ``(210.0, 0.0)``, at 3.1 ``(340.0, 0.0)``, and at 3
+    itself, where the answer jumps by 130, ``(210.0, 0.0)``: gradient
+    descent on a nearest lookup never learns where to move.
 
     Returns:
-        A float.
+        ``(answer, slope)``, two floats.
     """
     ### BEGIN SOLUTION
     query = torch.tensor(float(query), dtype=torch.float64, requires_grad=True)
     answer = nearest_answer(query, keys, values)
     if not answer.requires_grad:  # argmin cut every path from the query to the answer
-        return 0.0
+        return answer.item(), 0.0
     answer.backward()
-    return query.grad.item()
+    return answer.item(), query.grad.item()
     ### END SOLUTION
 
 
@@ -208,7 +211,9 @@ def fit_nearest_key(queries, answers, keys, values, which, start, steps=50, lr=1
 
     1. ``key = torch.tensor(start, dtype=torch.float64, requires_grad=True)``;
        each step, put it in place of ``keys[which]`` (``torch.cat`` of the
-       keys before it, ``key[None]``, and the keys after it).
+       keys before it, ``key[None]``, and the keys after it). Do not write
+       into ``keys`` itself: ``torch.as_tensor`` of a numpy array shares its
+       memory, and a function must leave its arguments as they were.
     2. The loss is the mean squared difference between
        ``nearest_answer(queries, keys_now, values)`` and ``answers``;
        append ``loss.item()`` to ``losses``.

@@ -195,13 +195,14 @@ def nearest_answer(query, keys, values):
 
 def answer_slope(query, keys, values, sharpness):
     q = torch.tensor(float(query), requires_grad=True)
-    (slope,) = torch.autograd.grad(soft_answer(q, keys, values, sharpness), q)
-    return float(slope)
+    answer = soft_answer(q, keys, values, sharpness)
+    (slope,) = torch.autograd.grad(answer, q)
+    return float(answer), float(slope)
 
 def nearest_slope(query, keys, values):
     q = torch.tensor(float(query), requires_grad=True)
     answer = nearest_answer(q, keys, values)
-    return 0.0 if answer.grad_fn is None else float(torch.autograd.grad(answer, q)[0])
+    return float(answer), 0.0 if answer.grad_fn is None else float(torch.autograd.grad(answer, q)[0])
 
 def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
     log_sharpness = torch.tensor(np.log(start), requires_grad=True)

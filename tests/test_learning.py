@@ -19,6 +19,7 @@ def test_soft_answer_is_exercise_2s_lookup():
     answer = learning.soft_answer(3.0, KEYS, VALUES, 1.5)
     assert answer.shape == () and answer.dtype == torch.float64
     assert float(answer) == pytest.approx(275.1099, abs=1e-4)
+    assert learning.answer_slope(3.0, KEYS, VALUES, 1.5) == pytest.approx((275.11, 201.76), abs=0.005)
     assert learning.soft_answer(NINE_QUERIES, KEYS, VALUES, 1.5).shape == (9,)
 
 
@@ -28,13 +29,13 @@ SLOPES = {2.0: [43.20, 28.66, 3.99, 0.00], 3.0: [102.40, 201.76, 650.00, 2600.00
 
 @pytest.mark.parametrize("query", SLOPES)
 def test_slope_table(query):
-    slopes = [learning.answer_slope(query, KEYS, VALUES, sharpness) for sharpness in (0.5, 1.5, 5.0, 20.0)]
+    slopes = [learning.answer_slope(query, KEYS, VALUES, sharpness)[1] for sharpness in (0.5, 1.5, 5.0, 20.0)]
     np.testing.assert_allclose(slopes, SLOPES[query], atol=0.005)
 
 
 def test_nearest_slope_is_zero_even_at_the_jump():
-    assert [learning.nearest_slope(q, KEYS, VALUES) for q in (2.9, 3.0, 3.1)] == [0.0, 0.0, 0.0]
-    assert float(learning.nearest_answer(3.0, KEYS, VALUES)) == 210.0  # the tie goes to the first key
+    assert [learning.nearest_slope(q, KEYS, VALUES) for q in (2.9, 3.0, 3.1)] == [(210.0, 0.0), (210.0, 0.0),
+                                                                                     (340.0, 0.0)]
 
 
 def test_fit_table():

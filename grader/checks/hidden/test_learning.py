@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from grader import judge
-from grader.checks.public.test_learning import LOSS_RTOL, SLOPE_ATOL, descent
+from grader.checks.public.test_learning import LOSS_RTOL, SLOPE_ATOL, descent, slope_pair
 
 SEEDS = [0, 1, 2]
 
@@ -38,13 +38,12 @@ def test_slopes_match_reference(submission, reference, seed):
     rng, keys, values = records(seed)
     sharpness = rng.uniform(0.2, 3.0)
     for query in rng.uniform(-1, 11, 3):
-        what = f"answer_slope({query:.4g}, random records, sharpness={sharpness:.3g})"
-        expected = reference.learning.answer_slope(query, keys, values, sharpness)
-        judge.close(judge.number(submission.learning.answer_slope(query, keys, values, sharpness), what), expected,
-                    what, atol=SLOPE_ATOL, rtol=1e-6)
-        what = f"nearest_slope({query:.4g}, random records)"
-        judge.close(judge.number(submission.learning.nearest_slope(query, keys, values), what),
-                    reference.learning.nearest_slope(query, keys, values), what, atol=0, rtol=0)
+        for function, args in [("answer_slope", (keys, values, sharpness)), ("nearest_slope", (keys, values))]:
+            what = f"{function}({query:.4g}, random records)"
+            answer, slope = slope_pair(getattr(submission.learning, function)(query, *args), what)
+            expected_answer, expected_slope = getattr(reference.learning, function)(query, *args)
+            judge.close(answer, expected_answer, f"the answer of {what}")
+            judge.close(slope, expected_slope, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-6)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from grader import judge, lesson
+from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.codec import ModelSpec
 from grader.sandbox import SubmissionError
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from grader import judge, lesson
+from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.codec import ModelSpec
 
 TINY = ModelSpec(kind="tiny", seed=0, head="lm")
@@ -118,20 +119,15 @@ def contributions(submission, truth, layer, head, position):
     return what, shares
 
 
-def test_value_shares_sum_to_one(submission, truth):
-    """Value shares are positive, sum to 1, and are 0 for tokens after the position."""
-    what, shares = contributions(submission, truth, 2, 0, 5)
-    judge.expect(np.all(shares >= 0), f"{what} has negative shares {judge.show(shares)}: sizes are lengths.")
-    judge.expect(np.all(shares[6:] == 0), f"{what} gives shares to tokens after position 5: {judge.show(shares)}. "
-                 "Their weight is 0, so their share is 0.")
-    judge.close(shares.sum(), 1.0, f"the sum of the shares of {what}",
-                hint="Shares are the sizes divided by their sum.")
-
-
 @pytest.mark.parametrize("layer,head,position", [(4, 3, 7), (1, 2, 9), (5, 0, 4)])
 def test_value_contributions(submission, truth, layer, head, position):
-    """value_contributions: token j's share is |weight_j * v_j| over the sum of them all."""
+    """value_contributions: token j's share is |weight_j * v_j| over their sum; shares sum to 1, 0 after the position."""
     what, shares = contributions(submission, truth, layer, head, position)
+    judge.expect(np.all(shares >= 0), f"{what} has negative shares {judge.show(shares)}: sizes are lengths.")
+    judge.expect(np.all(shares[position + 1:] == 0), f"{what} gives shares to tokens after position {position}: "
+                 f"{judge.show(shares)}. Their weight is 0, so their share is 0.")
+    judge.close(shares.sum(), 1.0, f"the sum of the shares of {what}",
+                hint="Shares are the sizes divided by their sum.")
     weights, values = truth["attentions"][layer, head, position], truth["values"][layer, head]
 
     def lengths(name, of_head=head):

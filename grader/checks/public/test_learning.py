@@ -122,11 +122,21 @@ def test_nearest_answer(submission):
                 hint="Answer i belongs to query i: take argmin over the keys (dim=-1).")
 
 
+def slope_pair(result, what):
+    """An ``(answer, slope)`` pair of floats; None as the slope gets the lesson's hint."""
+    answer, slope = judge.pair(result, what, "(answer, slope)")
+    if slope is None:
+        judge.fail(f"{what} returned None as the slope. No gradient means a slope of 0: return 0.0.")
+    return judge.number(answer, f"the answer of {what}"), judge.number(slope, f"the slope of {what}")
+
+
 @pytest.mark.parametrize("query,sharpness", [(3.0, 1.5), (2.0, 1.5), (3.5, 1.5), (3.0, 5.0), (2.0, 5.0)])
 def test_answer_slope_lesson(submission, query, sharpness):
-    """answer_slope is d(answer)/d(query): 201.76 £k per bedroom at query 3, 28.66 at 2, 46.06 at 3.5 (sharpness 1.5)."""
+    """answer_slope gives the soft answer and d(answer)/d(query): 201.76 £k per bedroom at query 3, 28.66 at 2, 46.06 at 3.5."""
     what = f"answer_slope({query:g}, ..., sharpness={sharpness:g})"
-    slope = judge.number(learner(submission, "answer_slope", query, BEDROOMS, PRICES, sharpness), what)
+    answer, slope = slope_pair(learner(submission, "answer_slope", query, BEDROOMS, PRICES, sharpness), what)
+    judge.close(answer, soft_answers(query, sharpness)[0], f"the answer of {what}",
+                hint="The answer is soft_answer's, at the query you differentiate by.")
     expected = soft_slope(query, sharpness)
     hint = ("Make the query a tensor with requires_grad=True, compute soft_answer from it, call .backward() on the "
             "answer and return query.grad.")
@@ -134,7 +144,7 @@ def test_answer_slope_lesson(submission, query, sharpness):
         hint = "That is d(answer)/d(sharpness): the query is the tensor to differentiate by."
     elif np.isclose(slope, -expected, atol=1e-6):
         hint = "The sign is flipped: the answer rises as the query moves from 2 towards 4."
-    judge.close(slope, expected, what, atol=SLOPE_ATOL, rtol=1e-6, hint=hint)
+    judge.close(slope, expected, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-6, hint=hint)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -145,30 +155,29 @@ def test_answer_slope_matches_finite_differences(submission, seed):
     sharpness, step = rng.uniform(0.2, 3.0), 1e-5
     for query in rng.uniform(-1, 11, 4):
         what = f"answer_slope({query:.4g}, random records, sharpness={sharpness:.3g})"
-        slope = judge.number(learner(submission, "answer_slope", query, keys, values, sharpness), what)
+        _, slope = slope_pair(learner(submission, "answer_slope", query, keys, values, sharpness), what)
         ahead, _ = soft_answers(query + step, sharpness, keys, values)
         behind, _ = soft_answers(query - step, sharpness, keys, values)
-        judge.close(slope, (ahead - behind) / (2 * step), what, atol=SLOPE_ATOL, rtol=1e-5,
+        judge.close(slope, (ahead - behind) / (2 * step), f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-5,
                     hint="The slope must include how the softmax's normalising sum moves too: let autograd "
                          "differentiate the whole soft_answer, nothing detached.")
 
 
 def test_nearest_slope_is_zero(submission):
-    """Autograd finds no slope in the nearest lookup: 0 everywhere, even at the jump (query 3)."""
+    """nearest_slope gives the nearest answer, and autograd finds no slope: 0 everywhere, even at the jump (query 3)."""
     for query in (1.2, 2.9, 3.0, 3.1, 4.6):
         what = f"nearest_slope({query:g}, ...)"
-        received = learner(submission, "nearest_slope", query, BEDROOMS, PRICES)
-        if received is None:
-            judge.fail(f"{what} returned None. No gradient means a slope of 0: return 0.0.")
-        slope = judge.number(received, what)
+        answer, slope = slope_pair(learner(submission, "nearest_slope", query, BEDROOMS, PRICES), what)
+        judge.close(answer, nearest_answers(query), f"the answer of {what}",
+                    hint="The answer is nearest_answer's, at the query you differentiate by.")
         if slope == 0:
             continue
         if query == 3.0:
-            judge.fail(f"{what} gave {slope:.6g}. That is the size of the jump over a small step, a finite "
-                       "difference, not what autograd gives: argmin has no slope, so there is no path back to "
-                       "the query and the slope is 0.")
-        judge.fail(f"{what} gave {slope:.6g}, but the nearest answer stands still around {query:g}: the slope "
-                   "is 0. Is the answer computed by nearest_answer, not by a soft lookup?")
+            judge.fail(f"{what} gave a slope of {slope:.6g}. That is the size of the jump over a small step, a "
+                       "finite difference, not what autograd gives: argmin has no slope, so there is no path back "
+                       "to the query and the slope is 0.")
+        judge.fail(f"{what} gave a slope of {slope:.6g}, but the nearest answer stands still around {query:g}: "
+                   "the slope is 0. Is the answer computed by nearest_answer, not by a soft lookup?")
 
 
 def test_fit_recovers_sharpness(submission):
@@ -193,12 +202,15 @@ def test_fit_recovers_sharpness(submission):
 
 
 def test_fit_losses_go_down(submission):
-    """Each gradient step lowers the loss (within a millionth of the first loss)."""
+    """Each gradient step lowers the loss (within a millionth of the first), a thousandfold in all."""
     answers, _ = soft_answers(NINE_QUERIES, TRUE_SHARPNESS)
     sharpness, losses = fit(submission, NINE_QUERIES, answers)
     judge.expect(len(losses) > 1, f"fit_sharpness returned {len(losses)} losses; one per step is expected.")
-    rises = np.flatnonzero(np.diff(losses) > 1e-6 * losses[0])
+    rises = np.flatnonzero(np.diff(losses) > 1e-6 * abs(losses[0]))
     if rises.size == 0:
+        judge.expect(losses[-1] < 1e-3 * losses[0], f"the loss went from {losses[0]:.6g} to {losses[-1]:.6g} in "
+                     f"{len(losses)} steps: gradient descent from 0.1 brings it down by more than a thousand times. "
+                     "Is each loss the mean squared error at the current sharpness?")
         return
     step = int(rises[0]) + 1
     message = f"the loss rose from {losses[step - 1]:.6g} to {losses[step]:.6g} at step {step}"

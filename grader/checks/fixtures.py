@@ -1,4 +1,8 @@
-"""Fixtures that several check files share."""
+"""Fixtures that several check files share.
+
+The judge runs the checks with ``--noconftest``, so a check file that needs
+one imports it by name (pytest finds fixtures in the module's namespace).
+"""
 
 import os
 
