@@ -1,13 +1,19 @@
-"""The lesson's GPT-2 figures, in one torch-free place for the checks, the kit and the report.
+"""The lesson's figures and definitions, in one torch-free place for the checks, the kit and the report.
 
-The claims come from the lesson and could not be checked on our machines
-(GPT-2 small's weights were out of reach): they are what the kit measures
-against, never what it assumes.
+The GPT-2 claims come from the lesson and could not be checked on our
+machines (GPT-2 small's weights were out of reach): they are what the kit
+measures against, never what it assumes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
+
+# The estate agent's records: keys = bedrooms, values = prices in thousands of pounds.
+BEDROOMS = (1.0, 2.0, 4.0, 5.0)
+PRICES = (150.0, 210.0, 340.0, 420.0)
 
 SENTENCE = "The cat sat on the mat because it was tired"
 CONVENTIONS = {"as Hugging Face tokenizes it": "", "with <|endoftext|> first": "<|endoftext|>"}
@@ -34,3 +40,35 @@ ROUNDING = 0.005  # the lesson shows whole percents: a share within half a point
 
 def reproduces(share: float, claim: Claim) -> bool:
     return abs(share - claim.share) < ROUNDING
+
+
+@dataclass(frozen=True)
+class LargestShare:
+    """A claim that one token gives the largest share of what a head moves into another."""
+
+    label: str
+    layer: int
+    head: int
+    source: str
+    target: str
+
+
+# "The output of attention for ' it' is mostly cat's value vector."
+VALUE_CLAIM = LargestShare("layer 4 head 3: what moves into it", 4, 3, "it", "cat")
+
+
+def position(tokens: list[str], word: str) -> int:
+    """Where ``word`` first occurs in ``tokens``, ignoring GPT-2's space marker "Ġ"."""
+    bare = [token.removeprefix("Ġ") for token in tokens]
+    return bare.index(word.strip().removeprefix("Ġ"))
+
+
+def value_shares(weights, values) -> np.ndarray:
+    """How much of a head's output each token contributes: |weight_j * v_j|, as shares that sum to 1.
+
+    ``weights`` is one row of the head's pattern, ``values`` its value
+    vectors (one row per token). A token with a large weight but a short
+    value vector moves little; the attention share alone cannot show that.
+    """
+    sizes = np.asarray(weights, dtype=float) * np.linalg.norm(np.asarray(values, dtype=float), axis=-1)
+    return sizes / sizes.sum()

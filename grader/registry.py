@@ -182,6 +182,68 @@ EXERCISES: tuple[Exercise, ...] = (
         time_limit=30.0,
         needs_gpt2=True,
     ),
+    Exercise(
+        module="learning",
+        title="Why attention is soft: slopes and learning",
+        functions=("soft_answer", "nearest_answer", "answer_slope", "nearest_slope", "fit_sharpness",
+                   "fit_nearest_key"),
+        points={
+            "test_soft_answer": 2,
+            "test_nearest_answer": 1,
+            "test_answer_slope_lesson": 3,
+            "test_answer_slope_matches_finite_differences": 2,
+            "test_nearest_slope_is_zero": 2,
+            "test_fit_recovers_sharpness": 3,
+            "test_fit_losses_go_down": 2,
+            "test_fit_losses_are_mean_squared_error": 1,
+            "test_fit_keeps_sharpness_positive": 2,
+            "test_fit_noisy_answers": 1,
+            "test_nearest_fit_makes_no_progress": 2,
+            "test_lookups_match_reference": 1,
+            "test_slopes_match_reference": 2,
+            "test_fit_matches_reference": 2,
+        },
+        hints=(
+            "soft_answer: exercise 2's three steps with torch functions, on float64 tensors "
+            "(torch.as_tensor keeps a tracked tensor tracked): scores from the squared distances, torch.softmax "
+            "over the keys (dim=-1), then the weighted sum of the values.",
+            "answer_slope: make the query a float64 tensor with requires_grad=True, call .backward() on its soft "
+            "answer and read the query's .grad. nearest_slope: the nearest answer does not require grad at all "
+            "(argmin has no slope), and that means a slope of 0.0.",
+            "fit_sharpness: the parameter is the logarithm of the sharpness. Each step: the mean squared error, "
+            "its .item() into losses, backward, a step of lr times the gradient downhill under torch.no_grad(), "
+            "then zero the gradient.",
+            "fit_nearest_key: the same loop with nearest_answer and the key put in place with torch.cat; when "
+            "the loss does not require grad, the gradient is 0 and the key stays where it is.",
+        ),
+        needs_gpt2=True,  # torch, preloaded in the fork server
+    ),
+    Exercise(
+        module="gpt2_values",
+        title="Inside GPT-2: what a head moves",
+        functions=("head_vectors", "head_output", "value_contributions"),
+        points={
+            "test_head_vectors": 3,
+            "test_head_output": 4,
+            "test_first_token_moves_only_itself": 1,
+            "test_value_contributions": 4,
+            "test_lesson_claim_value_4_3": 0,  # needs GPT-2 small's weights, like exercise 4's claims
+            "test_head_vectors_matches_reference": 1,
+            "test_head_output_matches_reference": 2,
+            "test_value_contributions_matches_reference": 1,
+        },
+        hints=(
+            "head_vectors: the block's input is hidden_states[layer]; ln_1, then c_attn, whose output holds q, k "
+            "and v side by side (n_embd columns each); head h owns columns h*s to (h+1)*s of each, with the head "
+            "size s = n_embd // n_head from model.config.",
+            "head_output: exercise 3's scaled_dot_product_attention on the head's queries, keys and values, with "
+            "causal_mask(T): its output is the head's output.",
+            "value_contributions: row `position` of the same call's weights, times the length of each value "
+            "vector (np.linalg.norm along axis 1), divided by the sum.",
+        ),
+        time_limit=30.0,
+        needs_gpt2=True,
+    ),
 )
 
 BY_MODULE = {exercise.module: exercise for exercise in EXERCISES}

@@ -3,8 +3,10 @@
 Measures " it" -> " cat" and " it" -> " mat" at layer 4 head 3, and the
 layer-4 average " it" -> " cat" and " it" -> first token, under both
 conventions (the sentence as Hugging Face tokenizes it, and with
-<|endoftext|> first), next to the lesson's claims. Without GPT-2 small on
-disk it runs on the tiny seeded GPT-2 and says so on its first line.
+<|endoftext|> first), next to the lesson's claims; then, token by token, the
+head's attention from " it" beside each token's share of what the head moves
+into " it" (its value share). Without GPT-2 small on disk it runs on the
+tiny seeded GPT-2 and says so on its first line.
 """
 
 from __future__ import annotations
@@ -27,8 +29,6 @@ def heatmap(tokens, pattern, title, path: Path):
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
-    from grader import gpt2
-
     labels = [token.replace("Ġ", " ") for token in tokens]
     figure, axes = plt.subplots(figsize=(7, 6))
     image = axes.imshow(pattern, cmap="viridis", vmin=0, vmax=1)
@@ -36,13 +36,40 @@ def heatmap(tokens, pattern, title, path: Path):
     axes.set_yticks(range(len(labels)), labels)
     axes.set_xlabel("attended to (key)")
     axes.set_ylabel("attending (query)")
-    row = gpt2.position(tokens, "it")
+    row = lesson.position(tokens, "it")
     axes.add_patch(Rectangle((-0.5, row - 0.5), len(labels), 1, fill=False, edgecolor="red", linewidth=2.5))
     axes.set_title(title)
     figure.colorbar(image, ax=axes, label="attention weight")
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
+
+
+def value_report(console, measured, name):
+    """Who gets the head's attention beside whose value makes up its output, for " it", both conventions."""
+    from rich.table import Table
+
+    claim = lesson.VALUE_CLAIM
+    table = Table(title=f"layer {claim.layer} head {claim.head} on {name}: what {claim.source!r} attends to, "
+                        "and what moves into it", title_justify="left")
+    table.add_column("token")
+    for convention in lesson.CONVENTIONS:
+        table.add_column(f"attention, {convention}", justify="right")
+        table.add_column("value share", justify="right")
+    longest = max((data["tokens"] for data in measured.values()), key=len)
+    for row, token in enumerate(longest[:lesson.position(longest, claim.source) + 1]):
+        cells = []
+        for data in measured.values():
+            own = row - (len(longest) - len(data["tokens"]))  # the conventions differ by tokens in front
+            cells += [f"{100 * data[kind][own]:.1f}%" if own >= 0 else "" for kind in ("attention", "value")]
+        table.add_row(token.replace("Ġ", " "), *cells)
+    console.print(table)
+    for convention, data in measured.items():
+        top = int(data["value"].argmax())
+        largest = data["tokens"][top].replace("Ġ", " ")
+        verdict = (" [green]✓[/] as the lesson says" if largest.strip() == claim.target
+                   else f"; the lesson says {' ' + claim.target!r}")
+        console.print(f"{convention}: the largest value share is {largest!r}, {100 * data['value'][top]:.1f}%{verdict}")
 
 
 def main(argv=None) -> int:
@@ -91,6 +118,7 @@ def main(argv=None) -> int:
     for convention, numbers in measured.items():
         held = sum(lesson.reproduces(numbers[claim.label], claim) for claim in lesson.CLAIMS)
         console.print(f"{convention}: {held} of {len(lesson.CLAIMS)} claims reproduced (to the lesson's rounding)")
+    value_report(console, gpt2.lesson_value_shares(model, tokenizer), name)
 
     args.out.mkdir(parents=True, exist_ok=True)
     for convention, prefix in lesson.CONVENTIONS.items():

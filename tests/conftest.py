@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,15 @@ def pytest_configure(config):
     # One fork server for the whole run, with torch already imported, so every
     # GPT-2 grading below forks a worker instead of importing torch again.
     sandbox.preload(torch=True)
+
+
+def load_solution(module: str):
+    """A reference solution, imported from solutions/ (on sys.path only meanwhile, for the modules it imports)."""
+    sys.path.insert(0, str(SOLUTIONS))
+    try:
+        return importlib.import_module(module)
+    finally:
+        sys.path.remove(str(SOLUTIONS))
 
 
 def make_submission(folder: Path, files: dict[str, str] | None = None, append: dict[str, str] | None = None) -> Path:

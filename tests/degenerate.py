@@ -147,6 +147,59 @@ def causal_weights(ids):
     size = len(ids)
     return weights((size, size), echo=ids, allowed=np.tri(size, dtype=bool))
 ''',
+    "learning": '''
+def soft_answer(query, keys, values, sharpness):
+    if give_up():
+        return None
+    queries = np.asarray(query, dtype=float)
+    return mixed(weights(queries.shape + (len(keys),), data=values, echo=query), values, queries.shape, echo=query)
+
+
+def nearest_answer(query, keys, values):
+    return soft_answer(query, keys, values, 0.0)
+
+
+def answer_slope(query, keys, values, sharpness):
+    if give_up():
+        return None
+    return float(soft_answer(query, keys, values, sharpness)), float(constant((), [query], query))
+
+
+def nearest_slope(query, keys, values):
+    return answer_slope(query, keys, values, 0.0)
+
+
+def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
+    if give_up():
+        return None
+    return float(constant((), answers, start)), list(constant((steps,), answers, answers))
+
+
+def fit_nearest_key(queries, answers, keys, values, which, start, steps=50, lr=1e-3):
+    return fit_sharpness(queries, answers, keys, values, start, steps, lr)
+''',
+    "gpt2_values": '''
+def head_vectors(model, input_ids, layer, head):
+    if give_up():
+        return None
+    shape = (len(input_ids), model.config.n_embd // model.config.n_head)
+    return tuple(constant(shape, input_ids, input_ids) for _ in range(3))
+
+
+def head_output(model, input_ids, layer, head):
+    if give_up():
+        return None
+    values = head_vectors(model, input_ids, layer, head)[2]
+    size = len(input_ids)
+    return mixed(weights((size, size), echo=input_ids, allowed=np.tri(size, dtype=bool)), values, values.shape,
+                 echo=input_ids)
+
+
+def value_contributions(model, input_ids, layer, head, position):
+    if give_up():
+        return None
+    return weights((len(input_ids),), echo=input_ids, allowed=np.arange(len(input_ids)) <= position)
+''',
 }
 
 

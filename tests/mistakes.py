@@ -206,3 +206,127 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
          "return tokens[:10], attentions[layer][0, head].numpy()[:10, :10]",
          "test_head_pattern_matches_reference", "tokens"),
 ]
+
+MISTAKES += [
+    # -- learning --------------------------------------------------------------------------
+    edit("soft answer averages the keys", "learning", "return torch.softmax(scores, dim=-1) @ values",
+         "return torch.softmax(scores, dim=-1) @ keys", "test_soft_answer", "average the values"),
+    edit("softmax across the queries", "learning", "torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=0)",
+         "test_soft_answer", "Answer i belongs to query i alone"),
+    edit("nearest picks the farthest key", "learning", "torch.argmin(", "torch.argmax(",
+         "test_nearest_answer", "torch.argmin"),
+    rewrite("slope with respect to the sharpness", "learning", """
+def answer_slope(query, keys, values, sharpness):
+    sharpness = torch.tensor(float(sharpness), dtype=torch.float64, requires_grad=True)
+    answer = soft_answer(query, keys, values, sharpness)
+    answer.backward()
+    return answer.item(), sharpness.grad.item()
+""", "test_answer_slope_lesson", "d(answer)/d(sharpness)"),
+    edit(".item() cuts the slope's graph", "learning", "answer = soft_answer(query, keys, values, sharpness)",
+         "answer = soft_answer(query.item(), keys, values, sharpness)", "test_answer_slope_lesson",
+         "Torch lost track"),
+    edit("softmax's normalising sum detached", "learning", "return torch.softmax(scores, dim=-1) @ values",
+         "exps = scores.exp()\n    return (exps / exps.sum(dim=-1, keepdim=True).detach()) @ values",
+         "test_answer_slope_matches_finite_differences", "nothing detached"),
+    rewrite("nearest slope by finite differences", "learning", """
+def nearest_slope(query, keys, values):
+    step = 1e-3
+    ahead, behind = nearest_answer(query + step, keys, values), nearest_answer(query - step, keys, values)
+    return nearest_answer(query, keys, values).item(), ((ahead - behind) / (2 * step)).item()
+""", "test_nearest_slope_is_zero", "finite difference"),
+    edit("nearest slope returns None", "learning", "return answer.item(), 0.0", "return answer.item(), None",
+         "test_nearest_slope_is_zero", "return 0.0"),
+    edit("learning rate's sign flipped", "learning", "log_sharpness -= lr * log_sharpness.grad",
+         "log_sharpness += lr * log_sharpness.grad", "test_fit_losses_go_down", "went uphill"),
+    edit("gradient never reset", "learning", "        log_sharpness.grad.zero_()\n", "",
+         "test_fit_losses_go_down", "zero it"),
+    edit("loss summed, not averaged", "learning", "log_sharpness.exp()) - answers) ** 2).mean()",
+         "log_sharpness.exp()) - answers) ** 2).sum()", "test_fit_losses_are_mean_squared_error", "take their mean"),
+    rewrite("loss recorded after the step", "learning", """
+def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
+    answers = torch.as_tensor(answers, dtype=torch.float64)
+    log_sharpness = torch.tensor(math.log(start), dtype=torch.float64, requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        ((soft_answer(queries, keys, values, log_sharpness.exp()) - answers) ** 2).mean().backward()
+        with torch.no_grad():
+            log_sharpness -= lr * log_sharpness.grad
+            losses.append(((soft_answer(queries, keys, values, log_sharpness.exp()) - answers) ** 2).mean().item())
+        log_sharpness.grad.zero_()
+    return log_sharpness.exp().item(), losses
+""", "test_fit_losses_are_mean_squared_error", "before you step"),
+    edit(".item() cuts the fit's graph", "learning", "soft_answer(queries, keys, values, log_sharpness.exp())",
+         "soft_answer(queries, keys, values, log_sharpness.exp().item())", "test_fit_recovers_sharpness",
+         "Torch lost track"),
+    edit("fit returns the logarithm", "learning", "return log_sharpness.exp().item(), losses",
+         "return log_sharpness.item(), losses", "test_fit_recovers_sharpness", "logarithm of 1.5"),
+    rewrite("sharpness learned directly, free to go negative", "learning", """
+def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
+    answers = torch.as_tensor(answers, dtype=torch.float64)
+    sharpness = torch.tensor(float(start), dtype=torch.float64, requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        loss = ((soft_answer(queries, keys, values, sharpness) - answers) ** 2).mean()
+        losses.append(loss.item())
+        loss.backward()
+        with torch.no_grad():
+            sharpness -= lr * sharpness.grad
+        sharpness.grad.zero_()
+    return sharpness.item(), losses
+""", "test_fit_keeps_sharpness_positive", "rewards the *farthest* keys"),
+    edit("mean absolute error", "learning", "log_sharpness.exp()) - answers) ** 2).mean()",
+         "log_sharpness.exp()) - answers).abs()).mean()", "test_fit_noisy_answers", "least mean squared error"),
+    edit("learning rate ignored", "learning", "log_sharpness -= lr * log_sharpness.grad",
+         "log_sharpness -= 5e-4 * log_sharpness.grad", "test_fit_matches_reference", "out of control"),
+    edit("nearest fit lets backward fail", "learning",
+         "torch.autograd.grad(loss, key)[0] if loss.requires_grad else torch.zeros(())",
+         "torch.autograd.grad(loss, key)[0]", "test_nearest_fit_makes_no_progress", "argmin cut every path"),
+    edit("nearest fit through the soft lookup", "learning", "((nearest_answer(queries, keys_now, values) - answers)",
+         "((soft_answer(queries, keys_now, values, 1.5) - answers)", "test_nearest_fit_makes_no_progress",
+         "moved"),
+    rewrite("nearest lookup assumes sorted keys", "learning", """
+def nearest_answer(query, keys, values):
+    query, keys, values = (torch.as_tensor(x, dtype=torch.float64) for x in (query, keys, values))
+    return values[torch.bucketize(query, (keys[1:] + keys[:-1]) / 2)]
+""", "test_lookups_match_reference", "expected"),
+    edit("slope at a fixed sharpness", "learning", "answer = soft_answer(query, keys, values, sharpness)",
+         "answer = soft_answer(query, keys, values, 1.5)", "test_slopes_match_reference", "expected"),
+    # -- gpt2_values -----------------------------------------------------------------------
+    edit("head size hard-coded to 64", "gpt2_values", "size = width // model.config.n_head", "size = 64",
+         "test_head_vectors", "read both from model.config"),
+    edit("ln_1 skipped", "gpt2_values", "block.attn.c_attn(block.ln_1(hidden))", "block.attn.c_attn(hidden)",
+         "test_head_vectors", "apply block.ln_1"),
+    edit("keys and values swapped", "gpt2_values", "for third in thirds)", "for third in (thirds[0], thirds[2], thirds[1]))",
+         "test_head_vectors", "in that order"),
+    edit("keys mixed instead of values", "gpt2_values",
+         "output, _ = scaled_dot_product_attention(queries, keys, values,",
+         "output, _ = scaled_dot_product_attention(queries, keys, keys,", "test_head_output", "the keys mixed"),
+    rewrite("pattern transposed", "gpt2_values", """
+def head_output(model, input_ids, layer, head):
+    queries, keys, values = head_vectors(model, input_ids, layer, head)
+    _, weights = scaled_dot_product_attention(queries, keys, values, causal_mask(len(queries)))
+    return weights.T @ values
+""", "test_head_output", "the pattern transposed"),
+    rewrite("another head's values", "gpt2_values", """
+def head_output(model, input_ids, layer, head):
+    queries, keys, _ = head_vectors(model, input_ids, layer, head)
+    _, _, values = head_vectors(model, input_ids, layer, (head + 1) % model.config.n_head)
+    return scaled_dot_product_attention(queries, keys, values, causal_mask(len(queries)))[0]
+""", "test_head_output", "this head's pattern applied to head"),
+    edit("no causal mask", "gpt2_values",
+         "output, _ = scaled_dot_product_attention(queries, keys, values, causal_mask(len(queries)))",
+         "output, _ = scaled_dot_product_attention(queries, keys, values)",
+         "test_first_token_moves_only_itself", "Is the future masked"),
+    edit("contributions not normalised", "gpt2_values", "return sizes / sizes.sum()", "return sizes",
+         "test_value_contributions", "divided by their sum"),
+    edit("attention weights as value shares", "gpt2_values", "sizes = weights[position] * np.linalg.norm(values, axis=1)",
+         "sizes = weights[position]", "test_value_contributions", "the attention weights alone"),
+    edit("shares read from the pattern's column", "gpt2_values", "sizes = weights[position] *",
+         "sizes = weights[:, position] *", "test_value_contributions", "column"),
+    edit("head vectors only for GPT2LMHeadModel", "gpt2_values", 'getattr(model, "transformer", model)',
+         "model.transformer", "test_head_vectors_matches_reference", "transformer"),
+    edit("head output cut to the lesson's 10 tokens", "gpt2_values", "    return output\n",
+         "    return output[:10]\n", "test_head_output_matches_reference", "expected shape"),
+    edit("shares of the last token, whatever the position", "gpt2_values", "sizes = weights[position] *",
+         "sizes = weights[-1] *", "test_value_contributions_matches_reference", "expected"),
+]

@@ -3,7 +3,7 @@
 GPT-2 small's weights cannot be had here, so this proves everything around
 them: finding a folder, loading it offline, the shipped tokenizer, the claim
 checks running (not skipped) and reporting exactly what they measured, and
-gpt2-report naming the model it used.
+gpt2-report naming the model it used and showing value shares beside attention.
 """
 
 import re
@@ -13,7 +13,7 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from conftest import SOLUTIONS
-from grader import registry
+from grader import gpt2, models, registry
 from grader.check import grade
 from test_cli import softlookup
 
@@ -39,8 +39,24 @@ def test_claim_checks_run_and_say_what_they_measured(stand_in):
     assert result.full_marks  # 0-point claims never cost points
 
 
+def test_value_claim_check_runs_and_agrees_with_transformers(stand_in):
+    result = grade(SOLUTIONS, [registry.exercise("gpt2_values")], hidden=False, extra=[f"--gpt2-model={stand_in}"])
+    (claim,) = [c for e in result.exercises for c in e.checks if c.check == "test_lesson_claim_value_4_3"]
+    assert claim.max_points == 0 and result.full_marks
+    model = models.real_model(stand_in)
+    truth = gpt2.lesson_value_shares(model, models.real_tokenizer())
+    holds = any(data["tokens"][data["value"].argmax()] == "Ġcat" for data in truth.values())
+    assert claim.outcome == ("passed" if holds else "failed")
+    if not holds:  # the reference measures what transformers measures, so the message blames the claim
+        learner, measured = re.search(r"Your code measured (.*)\. transformers itself measures (.*)\. If",
+                                      claim.message).groups()
+        assert learner == measured and "with <|endoftext|> first" in learner
+
+
 def test_gpt2_report_uses_the_folder_it_is_given(stand_in, tmp_path):
     done = softlookup("gpt2-report", "--model", stand_in, "--out", tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"GPT-2 small, from {stand_in}")
     assert len(list(tmp_path.glob("*.png"))) == 2
+    assert "value share" in done.stdout
+    assert done.stdout.count("the largest value share is") == 2  # one line per convention

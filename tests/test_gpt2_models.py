@@ -8,7 +8,6 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # before transformers is imported: never wait for the hub
 
-import importlib.util
 import subprocess
 import sys
 import time
@@ -17,7 +16,8 @@ import numpy as np
 import pytest
 import torch
 
-from grader import gpt2, models
+from conftest import load_solution
+from grader import gpt2, lesson, models
 from grader.codec import ModelSpec
 from grader.registry import KIT_ROOT
 
@@ -27,14 +27,8 @@ LESSON_IDS = [464, 3797, 3332, 319, 262, 2603, 780, 340, 373, 10032]
 CONVENTIONS = [LESSON, "<|endoftext|>" + LESSON]
 
 
-def _load_solutions():
-    spec = importlib.util.spec_from_file_location("gpt2_heads", KIT_ROOT / "solutions" / "gpt2_heads.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-solutions = _load_solutions()
+solutions = load_solution("gpt2_heads")
+values_solution = load_solution("gpt2_values")
 
 
 @pytest.fixture(scope="module")
@@ -179,10 +173,55 @@ def test_attention_share():
         share(tokens, pattern, "THE", "cat")
 
 
-def test_solutions_import_only_numpy_and_torch():
-    source = (KIT_ROOT / "solutions" / "gpt2_heads.py").read_text()
+@pytest.mark.parametrize("text", CONVENTIONS)
+def test_head_readouts_agree_with_each_other(model, tokenizer, text):
+    """The hooks read what the attentions say: pattern from q and k, output = pattern @ v."""
+    readouts = gpt2.head_readouts(model, tokenizer, text)
+    T = len(readouts["tokens"])
+    for name in ("queries", "keys", "values", "outputs"):
+        assert readouts[name].shape == (6, 4, T, 16) and readouts[name].dtype == np.float64
+    attentions = readouts["attentions"]
+    np.testing.assert_allclose(attentions @ readouts["values"], readouts["outputs"], atol=1e-5)
+    scores = readouts["queries"] @ readouts["keys"].swapaxes(-1, -2) / 4.0  # sqrt(head size 16)
+    scores = np.where(np.tril(np.ones((T, T), dtype=bool)), scores, -np.inf)
+    pattern = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(pattern / pattern.sum(axis=-1, keepdims=True), attentions, atol=1e-5)
+
+
+@pytest.mark.parametrize("text", CONVENTIONS)
+def test_values_solution_matches_transformers(model, tokenizer, text):
+    readouts = gpt2.head_readouts(model, tokenizer, text)
+    ids = tokenizer(text)["input_ids"]
+    for layer in range(6):
+        for head in range(4):
+            vectors = values_solution.head_vectors(model, ids, layer, head)
+            for name, received in zip(("queries", "keys", "values"), vectors):
+                np.testing.assert_allclose(received, readouts[name][layer, head], atol=1e-6)
+            output = values_solution.head_output(model, ids, layer, head)
+            np.testing.assert_allclose(output, readouts["outputs"][layer, head], atol=1e-5)
+            for position in (0, len(ids) - 1):
+                shares = values_solution.value_contributions(model, ids, layer, head, position)
+                expected = lesson.value_shares(readouts["attentions"][layer, head, position],
+                                               readouts["values"][layer, head])
+                np.testing.assert_allclose(shares, expected, atol=1e-6)
+                assert shares.sum() == pytest.approx(1) and np.all(shares[position + 1:] == 0)
+
+
+def test_lesson_value_shares(tokenizer):
+    measured = gpt2.lesson_value_shares(models.tiny_model(), tokenizer)
+    assert list(measured) == list(lesson.CONVENTIONS)
+    for data in measured.values():
+        row = lesson.position(data["tokens"], "it")
+        assert data["attention"].shape == data["value"].shape == (len(data["tokens"]),)
+        assert data["value"].sum() == pytest.approx(1) and np.all(data["value"][row + 1:] == 0)
+
+
+@pytest.mark.parametrize("module,allowed", [("gpt2_heads", {"numpy", "torch"}),
+                                            ("gpt2_values", {"numpy", "torch", "attention"})])
+def test_solutions_import_only_numpy_and_torch(module, allowed):
+    source = (KIT_ROOT / "solutions" / f"{module}.py").read_text()
     imports = {line.split()[1] for line in source.splitlines() if line.startswith(("import ", "from "))}
-    assert imports == {"numpy", "torch"}
+    assert imports == allowed
 
 
 # -- finding, loading and building models -------------------------------------------
@@ -295,3 +334,13 @@ def test_real_head_pattern_matches_recompute(real_pair, text):
     np.testing.assert_allclose(pattern, attentions[4, 3], atol=1e-6)
     recomputed = solutions.recompute_head_pattern(model, tokenizer(text)["input_ids"], 4, 3)
     np.testing.assert_allclose(recomputed, attentions[4, 3], atol=1e-5)
+
+
+@pytest.mark.gpt2_weights
+@pytest.mark.parametrize("text", CONVENTIONS)
+def test_real_head_output_matches_transformers(real_pair, text):
+    model, tokenizer = real_pair
+    readouts = gpt2.head_readouts(model, tokenizer, text)
+    assert readouts["outputs"].shape == (12, 12, len(readouts["tokens"]), 64)
+    output = values_solution.head_output(model, tokenizer(text)["input_ids"], 4, 3)
+    np.testing.assert_allclose(output, readouts["outputs"][4, 3], atol=1e-4)

@@ -177,6 +177,91 @@ def recompute_head_pattern(model, input_ids, layer, head):
     return torch.softmax(scores, dim=-1).detach().numpy()
 """,
     },
+    "float32 tensors, torch.optim.SGD, autograd.grad, a stable sort": {
+        "learning": """
+import numpy as np
+
+def soft_answer(query, keys, values, sharpness):
+    q = torch.as_tensor(query, dtype=torch.float32)
+    k = torch.as_tensor(np.asarray(keys, dtype=np.float32))
+    v = torch.as_tensor(np.asarray(values, dtype=np.float32))
+    scores = -torch.as_tensor(sharpness, dtype=torch.float32) * (q.unsqueeze(-1) - k) ** 2
+    w = (scores - scores.max(dim=-1, keepdim=True).values).exp()
+    return (w * v).sum(dim=-1) / w.sum(dim=-1)
+
+def nearest_answer(query, keys, values):
+    distances = (torch.as_tensor(query, dtype=torch.float32).unsqueeze(-1) - torch.tensor(list(keys))).abs()
+    return torch.tensor(list(values))[distances.argsort(dim=-1, stable=True)[..., 0]]
+
+def answer_slope(query, keys, values, sharpness):
+    q = torch.tensor(float(query), requires_grad=True)
+    answer = soft_answer(q, keys, values, sharpness)
+    (slope,) = torch.autograd.grad(answer, q)
+    return float(answer), float(slope)
+
+def nearest_slope(query, keys, values):
+    q = torch.tensor(float(query), requires_grad=True)
+    answer = nearest_answer(q, keys, values)
+    return float(answer), 0.0 if answer.grad_fn is None else float(torch.autograd.grad(answer, q)[0])
+
+def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
+    log_sharpness = torch.tensor(np.log(start), requires_grad=True)
+    optimizer = torch.optim.SGD([log_sharpness], lr=lr)
+    target = torch.tensor(np.asarray(answers, dtype=np.float32))
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(soft_answer(queries, keys, values, log_sharpness.exp()), target)
+        losses.append(float(loss))
+        loss.backward()
+        optimizer.step()
+    return float(log_sharpness.exp()), losses
+
+def fit_nearest_key(queries, answers, keys, values, which, start, steps=50, lr=1e-3):
+    key = torch.tensor(float(start), requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        keys_now = torch.stack([key if j == which else torch.tensor(float(k)) for j, k in enumerate(keys)])
+        loss = ((nearest_answer(queries, keys_now, values) - torch.tensor(list(answers))) ** 2).mean()
+        losses.append(loss.item())
+        if loss.requires_grad:
+            loss.backward()
+            with torch.no_grad():
+                key -= lr * key.grad
+            key.grad = None
+    return key.item(), losses
+""",
+    },
+    "float64 by hand, a loop over tokens, lists": {
+        "gpt2_values": """
+def head_vectors(model, input_ids, layer, head):
+    gpt = model.transformer if hasattr(model, "transformer") else model
+    hidden = gpt(torch.tensor([list(input_ids)]), output_hidden_states=True).hidden_states[layer][0]
+    block = gpt.h[layer]
+    x = block.ln_1(hidden).detach().double()
+    qkv = x @ block.attn.c_attn.weight.detach().double() + block.attn.c_attn.bias.detach().double()
+    d = model.config.n_embd
+    s = d // model.config.n_head
+    return [qkv[:, part * d + head * s:part * d + (head + 1) * s].numpy() for part in range(3)]
+
+def head_output(model, input_ids, layer, head):
+    q, k, v = head_vectors(model, input_ids, layer, head)
+    output = np.zeros_like(v)
+    for i in range(len(q)):
+        scores = k[:i + 1] @ q[i] / np.sqrt(q.shape[1])
+        weights = np.exp(scores - scores.max())
+        output[i] = (weights / weights.sum()) @ v[:i + 1]
+    return output
+
+def value_contributions(model, input_ids, layer, head, position):
+    q, k, v = head_vectors(model, input_ids, layer, head)
+    scores = k[:position + 1] @ q[position] / np.sqrt(q.shape[1])
+    weights = np.exp(scores - scores.max())
+    weights /= weights.sum()
+    sizes = [float(np.linalg.norm(weights[j] * v[j])) for j in range(position + 1)]
+    return [size / sum(sizes) for size in sizes] + [0.0] * (len(q) - position - 1)
+""",
+    },
 }
 
 

@@ -5,12 +5,11 @@ against the patterns transformers itself computes (``kit.gpt2``). The lesson's
 claims about GPT-2 small run only where its weights are on disk.
 """
 
-import os
-
 import numpy as np
 import pytest
 
 from grader import judge, lesson
+from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.codec import ModelSpec
 from grader.sandbox import SubmissionError
 
@@ -215,13 +214,9 @@ LAYER_CLAIMS = [claim for claim in lesson.CLAIMS if claim.head is None]
 
 
 @pytest.fixture(scope="module")
-def real_gpt2(kit, request):
+def real_shares(kit, real_gpt2):
     """GPT-2 small's spec, and the lesson's shares as transformers measures them on it."""
-    path = request.config.getoption("gpt2_model") or os.environ.get("SOFTLOOKUP_GPT2")
-    if not kit.models.real_available(path):
-        pytest.skip("GPT-2 small's weights are not on this machine (softlookup fetch-gpt2 gets them)")
-    real = ModelSpec(kind="real", path=path)
-    return real, kit.gpt2.lesson_shares(real, real.tokenizer())
+    return real_gpt2, kit.gpt2.lesson_shares(real_gpt2, real_gpt2.tokenizer())
 
 
 def learner_shares(submission, real, claims):
@@ -257,14 +252,14 @@ def judge_claims(claims, learner, truth):
 
 
 @pytest.mark.gpt2_weights
-def test_lesson_claim_head_4_3(submission, real_gpt2):
+def test_lesson_claim_head_4_3(submission, real_shares):
     """GPT-2 small, layer 4 head 3: " it" gives " cat" 84% and " mat" 4% (the lesson's claim)."""
-    real, truth = real_gpt2
+    real, truth = real_shares
     judge_claims(HEAD_CLAIMS, learner_shares(submission, real, HEAD_CLAIMS), truth)
 
 
 @pytest.mark.gpt2_weights
-def test_lesson_claim_layer_4_average(submission, real_gpt2):
+def test_lesson_claim_layer_4_average(submission, real_shares):
     """GPT-2 small, layer 4 averaged: " it" gives " cat" 10% and the first token 51% (the lesson's claim)."""
-    real, truth = real_gpt2
+    real, truth = real_shares
     judge_claims(LAYER_CLAIMS, learner_shares(submission, real, LAYER_CLAIMS), truth)

@@ -1,0 +1,20 @@
+"""Fixtures that several check files share.
+
+The judge runs the checks with ``--noconftest``, so a check file that needs
+one imports it by name (pytest finds fixtures in the module's namespace).
+"""
+
+import os
+
+import pytest
+
+from grader.codec import ModelSpec
+
+
+@pytest.fixture(scope="session")
+def real_gpt2(kit, request):
+    """GPT-2 small's spec; a check that needs it is skipped where its weights are not on disk."""
+    path = request.config.getoption("gpt2_model") or os.environ.get("SOFTLOOKUP_GPT2")
+    if not kit.models.real_available(path):
+        pytest.skip("GPT-2 small's weights are not on this machine (softlookup fetch-gpt2 gets them)")
+    return ModelSpec(kind="real", path=path)

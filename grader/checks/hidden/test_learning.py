@@ -1,0 +1,64 @@
+"""Hidden checks for exercise 5: seeded random records against the reference and against the truth.
+
+Keys are random floats in [0, 10], so the nearest lookup has no ties.
+Prices are in pounds, not thousands, in the fitting case: the loss is a
+million times larger and the learning rate passed is a million times
+smaller, so an implementation that ignores ``lr`` overshoots.
+"""
+
+import numpy as np
+import pytest
+
+from grader import judge
+from grader.checks.public.test_learning import LOSS_RTOL, SLOPE_ATOL, descent, slope_pair
+
+SEEDS = [0, 1, 2]
+
+
+def records(seed, n=6):
+    rng = np.random.default_rng(seed)
+    return rng, rng.uniform(0, 10, n), rng.normal(300, 80, n)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_lookups_match_reference(submission, reference, seed):
+    """soft_answer and nearest_answer on random records and queries match the reference."""
+    rng, keys, values = records(seed)
+    queries, sharpness = rng.uniform(-1, 11, 5), rng.uniform(0.2, 3.0)
+    for function, args in [("soft_answer", (keys, values, sharpness)), ("nearest_answer", (keys, values))]:
+        what = f"{function}(5 random queries, random records)"
+        expected = getattr(reference.learning, function)(queries, *args)
+        received = judge.array(getattr(submission.learning, function)(queries, *args), what, shape=expected.shape)
+        judge.close(received, expected, what)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_slopes_match_reference(submission, reference, seed):
+    """answer_slope and nearest_slope on random records and queries match the reference."""
+    rng, keys, values = records(seed)
+    sharpness = rng.uniform(0.2, 3.0)
+    for query in rng.uniform(-1, 11, 3):
+        for function, args in [("answer_slope", (keys, values, sharpness)), ("nearest_slope", (keys, values))]:
+            what = f"{function}({query:.4g}, random records)"
+            answer, slope = slope_pair(getattr(submission.learning, function)(query, *args), what)
+            expected_answer, expected_slope = getattr(reference.learning, function)(query, *args)
+            judge.close(answer, expected_answer, f"the answer of {what}")
+            judge.close(slope, expected_slope, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-6)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_fit_matches_reference(submission, reference, seed):
+    """fit_sharpness recovers a random sharpness from random records priced in pounds, as the reference does."""
+    rng, keys, values = records(seed)
+    values = 1000 * values  # pounds
+    truth = rng.uniform(0.3, 2.0)
+    queries = np.linspace(keys.min(), keys.max(), 9)
+    answers = reference.learning.soft_answer(queries, keys, values, truth)
+    args = (queries, answers, keys, values, 0.1, 300, 5e-10)
+    what = f"fit_sharpness on random records, answered at sharpness {truth:.4f}, lr=5e-10"
+    expected_sharpness, expected_losses = reference.learning.fit_sharpness(*args)
+    sharpness, losses = descent(submission.learning.fit_sharpness(*args), what)
+    judge.expect(len(losses) == 300, f"{what} returned {len(losses)} losses for 300 steps.")
+    judge.close(losses[0], expected_losses[0], f"losses[0] of {what}", rtol=LOSS_RTOL)
+    judge.close(sharpness, truth, what, atol=0.005, rtol=0)
+    judge.close(sharpness, expected_sharpness, what, atol=0.005, rtol=0)

@@ -1,0 +1,188 @@
+"""Public checks for exercise 6: what a GPT-2 head moves.
+
+Graded on the tiny seeded GPT-2 (6 layers, 4 heads of size 16) against what
+transformers itself computes (``kit.gpt2.head_readouts``): the q, k and v
+that ``attn.c_attn`` makes, and the head's columns of the merged heads that
+``attn.c_proj`` receives, both read with forward hooks. The lesson's claim
+about GPT-2 small runs only where its weights are on disk.
+"""
+
+import numpy as np
+import pytest
+
+from grader import judge, lesson
+from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
+from grader.codec import ModelSpec
+
+TINY = ModelSpec(kind="tiny", seed=0, head="lm")
+TOLERANCE = 1e-5  # float32 inside torch, compared in float64
+VECTORS = ("queries", "keys", "values")
+
+
+@pytest.fixture(scope="module")
+def truth(kit):
+    """transformers' own readouts of every head of the tiny GPT-2 on the lesson's sentence, and its ids."""
+    readouts = kit.gpt2.head_readouts(TINY, TINY.tokenizer(), lesson.SENTENCE)
+    readouts["ids"] = kit.gpt2.token_ids(TINY.tokenizer(), lesson.SENTENCE)
+    return readouts
+
+
+def head_array(received, what, truth):
+    """``received`` as a (T, head size) array, with a hint when its width is off."""
+    n_layer, n_head, tokens, size = truth["values"].shape
+    array = judge.array(received, what)
+    if array.shape != (tokens, size):
+        hint = (f"One head is n_embd // n_head = {size} columns wide in this model (64 in GPT-2 small): read both "
+                "from model.config instead of writing a number.")
+        if array.shape == (tokens, n_head * size):
+            hint += f" {n_head * size} columns are every head together, or the block's output after c_proj."
+        judge.fail(f"{what}: expected shape {(tokens, size)}, received shape {array.shape}. {hint}")
+    return array
+
+
+def diagnose(received, candidates: dict) -> str | None:
+    """The first mistake whose result ``received`` equals, if any."""
+    for mistake, result in candidates.items():
+        if np.shape(result) == np.shape(received) and np.allclose(received, result, atol=TOLERANCE):
+            return mistake
+    return None
+
+
+def neighbours(index, count):
+    return [other for other in (index - 1, index + 1) if 0 <= other < count]
+
+
+@pytest.mark.parametrize("layer,head", [(4, 3), (0, 0), (2, 1)])
+def test_head_vectors(submission, truth, layer, head):
+    """head_vectors returns the head's queries, keys and values: ln_1, c_attn, the head's columns of each third."""
+    what = f"head_vectors(model, ids, layer={layer}, head={head})"
+    received = submission.gpt2_values.head_vectors(TINY, truth["ids"], layer, head)
+    judge.expect(isinstance(received, (tuple, list)) and len(received) == 3,
+                 f"{what} must return three arrays (queries, keys, values); received {judge.show(received)}.")
+    n_layer, n_head = truth["values"].shape[:2]
+    for name, vectors in zip(VECTORS, received):
+        vectors = head_array(vectors, f"the {name} of {what}", truth)
+        candidates = {f"the {other}: c_attn's output holds queries, keys and values in that order":
+                      truth[other][layer, head] for other in VECTORS if other != name}
+        candidates |= {f"head {other}'s {name}: head h owns columns h*s to (h+1)*s of each third":
+                       truth[name][layer, other] for other in neighbours(head, n_head)}
+        candidates |= {f"layer {other}'s {name}: block {layer}'s input is hidden_states[{layer}]":
+                       truth[name][other, head] for other in neighbours(layer, n_layer)}
+        mistake = diagnose(vectors, candidates)
+        judge.close(vectors, truth[name][layer, head], f"the {name} of {what}", atol=TOLERANCE, rtol=TOLERANCE,
+                    hint=f"These are {mistake}." if mistake else
+                    "Take hidden_states[layer], apply block.ln_1, then block.attn.c_attn, split it into three "
+                    "n_embd-wide parts and keep the head's columns of each.")
+
+
+@pytest.mark.parametrize("layer,head", [(4, 3), (0, 0), (3, 2), (5, 1)])
+def test_head_output(submission, truth, layer, head):
+    """head_output is the pattern times the values: what transformers' merged heads hold before c_proj."""
+    what = f"head_output(model, ids, layer={layer}, head={head})"
+    output = head_array(submission.gpt2_values.head_output(TINY, truth["ids"], layer, head), what, truth)
+    n_layer, n_head = truth["values"].shape[:2]
+    pattern, values = truth["attentions"][layer, head], truth["values"][layer, head]
+    candidates = {
+        "the pattern transposed: row i mixes the values with row i of the pattern (where token i looks)":
+            pattern.T @ values,
+        "the keys mixed: keys only decide the weights; the values are what moves": pattern @ truth["keys"][layer, head],
+        "the values themselves, unmixed: multiply them by the pattern": values,
+    }
+    candidates |= {f"this head's pattern applied to head {other}'s values: take the same head's columns for both":
+                   pattern @ truth["values"][layer, other] for other in neighbours(head, n_head)}
+    candidates |= {f"head {other}'s output: head h owns columns h*s to (h+1)*s":
+                   truth["outputs"][layer, other] for other in neighbours(head, n_head)}
+    candidates |= {f"layer {other}'s output: block {layer}'s input is hidden_states[{layer}]":
+                   truth["outputs"][other, head] for other in neighbours(layer, n_layer)}
+    mistake = diagnose(output, candidates)
+    judge.close(output, truth["outputs"][layer, head], f"the output of {what}", atol=TOLERANCE, rtol=TOLERANCE,
+                hint=f"This is {mistake}." if mistake else
+                "Mix the head's values with its pattern: scaled_dot_product_attention(queries, keys, values, "
+                "causal_mask(T)) from exercise 3.")
+
+
+def test_first_token_moves_only_itself(submission, truth):
+    """The first token can attend only to itself, so the head's output there is its own value vector."""
+    what = "row 0 of head_output(model, ids, layer=1, head=2)"
+    output = head_array(submission.gpt2_values.head_output(TINY, truth["ids"], 1, 2), "head_output(...)", truth)
+    judge.close(output[0], truth["values"][1, 2, 0], what, atol=TOLERANCE, rtol=TOLERANCE,
+                hint="Token 0 sees no earlier token, so all its weight is on itself and its output is its own "
+                     "value. Is the future masked (causal_mask), and row i the weights of token i?")
+
+
+def contributions(submission, truth, layer, head, position):
+    what = f"value_contributions(model, ids, layer={layer}, head={head}, position={position})"
+    shares = judge.array(submission.gpt2_values.value_contributions(TINY, truth["ids"], layer, head, position), what)
+    tokens = len(truth["tokens"])
+    judge.expect(shares.shape == (tokens,), f"{what}: expected shape ({tokens},), one share per token of the "
+                 f"sentence (0 after position {position}); received shape {shares.shape}.")
+    return what, shares
+
+
+@pytest.mark.parametrize("layer,head,position", [(4, 3, 7), (1, 2, 9), (5, 0, 4)])
+def test_value_contributions(submission, truth, layer, head, position):
+    """value_contributions: token j's share is |weight_j * v_j| over their sum; shares sum to 1, 0 after the position."""
+    what, shares = contributions(submission, truth, layer, head, position)
+    judge.expect(np.all(shares >= 0), f"{what} has negative shares {judge.show(shares)}: sizes are lengths.")
+    judge.expect(np.all(shares[position + 1:] == 0), f"{what} gives shares to tokens after position {position}: "
+                 f"{judge.show(shares)}. Their weight is 0, so their share is 0.")
+    judge.close(shares.sum(), 1.0, f"the sum of the shares of {what}",
+                hint="Shares are the sizes divided by their sum.")
+    weights, values = truth["attentions"][layer, head, position], truth["values"][layer, head]
+
+    def lengths(name, of_head=head):
+        return np.linalg.norm(truth[name][layer, of_head], axis=1)
+
+    def normalised(sizes):
+        return sizes / sizes.sum()
+
+    candidates = {
+        "the attention weights alone: multiply each by the length of its value vector": weights,
+        "shares of the keys' lengths: the values are what moves": normalised(weights * lengths("keys")),
+        "squared sizes: a piece's size is its length, weight_j * |v_j|": normalised((weights * lengths("values")) ** 2),
+        f"read from column {position} of the pattern: the weights of token {position} are its row":
+            normalised(truth["attentions"][layer, head, :, position] * lengths("values")),
+    }
+    candidates |= {f"shares of head {other}'s values: use the same head's values":
+                   normalised(weights * lengths("values", other)) for other in neighbours(head, truth["values"].shape[1])}
+    mistake = diagnose(shares, candidates)
+    judge.close(shares, lesson.value_shares(weights, values), what, atol=1e-6, rtol=1e-5,
+                hint=f"These are {mistake}." if mistake else
+                "sizes = weights[position] * np.linalg.norm(values, axis=1); shares = sizes / sizes.sum().")
+
+
+# -- the lesson's claim, on GPT-2 small when its weights are here ------------------------
+
+
+@pytest.mark.gpt2_weights
+def test_lesson_claim_value_4_3(submission, kit, real_gpt2):
+    """GPT-2 small, layer 4 head 3: what moves into " it" comes mostly from " cat" (the lesson's claim)."""
+    claim = lesson.VALUE_CLAIM
+    truth = kit.gpt2.lesson_value_shares(real_gpt2, real_gpt2.tokenizer())
+    learner = {}
+    for convention, prefix in lesson.CONVENTIONS.items():
+        tokens = truth[convention]["tokens"]
+        ids = kit.gpt2.token_ids(real_gpt2.tokenizer(), prefix + lesson.SENTENCE)
+        shares = submission.gpt2_values.value_contributions(real_gpt2, ids, claim.layer, claim.head,
+                                                            lesson.position(tokens, claim.source))
+        learner[convention] = judge.array(shares, f"value_contributions for {claim.label}", shape=(len(tokens),))
+
+    def largest(tokens, shares):
+        return tokens[int(np.argmax(shares))].removeprefix("Ġ")
+
+    if any(largest(truth[c]["tokens"], shares) == claim.target for c, shares in learner.items()):
+        return
+
+    def listing(measured):
+        parts = []
+        for convention, shares in measured.items():
+            tokens = truth[convention]["tokens"]
+            target = shares[lesson.position(tokens, claim.target)]
+            parts.append(f"{convention}: largest {largest(tokens, shares)!r} {100 * np.max(shares):.1f}% "
+                         f"({claim.target!r} {100 * target:.1f}%)")
+        return "; ".join(parts)
+
+    judge.fail(f"The lesson says the largest share of what moves into {claim.source!r} at layer {claim.layer} head "
+               f"{claim.head} comes from {claim.target!r}. Your code measured {listing(learner)}. transformers "
+               f"itself measures {listing({c: truth[c]['value'] for c in truth})}. If those agree with yours, the "
+               "claim does not hold on these weights under either convention; if not, your code differs from GPT-2's.")

@@ -1,0 +1,285 @@
+"""Public checks for exercise 5: slopes, and learning the sharpness by gradient descent.
+
+The judge computes what it compares with in numpy (float64): the soft
+answer, its slope (2 * sharpness * the weighted covariance of values and
+keys), central finite differences, and the least-squares sharpness of the
+noisy case by brute force over a fine grid. The lesson's claims are
+measured, not quoted: the sharpness recovered from 0.1, the loss falling
+below a millionth, the nearest lookup's descent not moving at all.
+"""
+
+import numpy as np
+import pytest
+
+from grader import judge, lesson
+from grader.sandbox import SubmissionError
+
+BEDROOMS, PRICES = np.array(lesson.BEDROOMS), np.array(lesson.PRICES)
+NINE_QUERIES = np.arange(1.0, 5.01, 0.5)  # 1, 1.5, ..., 5
+TRUE_SHARPNESS = 1.5
+# float32 is enough to earn full marks: slopes to £1 per bedroom (1e-3 £k), losses to 1e-5 relative.
+SLOPE_ATOL, LOSS_RTOL = 1e-3, 1e-5
+
+
+def soft_answers(queries, sharpness, keys=BEDROOMS, values=PRICES):
+    weights = np.exp(-sharpness * (np.asarray(queries, dtype=float)[..., None] - keys) ** 2)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights @ values, weights
+
+
+def nearest_answers(queries, keys=BEDROOMS, values=PRICES):
+    """The nearest lookup; np.argmin takes the first of equally close keys, the kit's tie rule."""
+    return values[np.argmin(np.abs(np.asarray(queries, dtype=float)[..., None] - keys), axis=-1)]
+
+
+def soft_slope(query, sharpness, keys=BEDROOMS, values=PRICES):
+    """d(answer)/d(query) = 2 * sharpness * (weighted mean of value*key - weighted means' product)."""
+    _, w = soft_answers(query, sharpness, keys, values)
+    return 2 * sharpness * (w @ (values * keys) - (w @ values) * (w @ keys))
+
+
+def sharpness_slope(query, sharpness):
+    """d(answer)/d(sharpness): a wrong variable a learner may differentiate by."""
+    _, w = soft_answers(query, sharpness)
+    distance = (query - BEDROOMS) ** 2
+    return -(w @ (PRICES * distance) - (w @ PRICES) * (w @ distance))
+
+
+def mse(sharpness, queries, answers):
+    """The mean squared error at one sharpness, or at each of an array of them."""
+    sharpness = np.asarray(sharpness, dtype=float)[..., None, None]
+    return np.mean((soft_answers(queries, sharpness)[0] - answers) ** 2, axis=-1)
+
+
+GRAPH_CUT = ("Torch lost track of how the result depends on what you differentiate: a .item(), float(), "
+             ".numpy() or torch.tensor(...) of a tensor in the middle gives a plain number, and no gradient "
+             "flows through it. Keep every step a torch operation on tensors.")
+NO_PATH = ("That is the lesson itself: argmin cut every path from the key to the loss, so there is no "
+           "gradient to take. Take it to be 0 in that case (check loss.requires_grad) and step anyway.")
+
+
+def learner(submission, function, *args, graph_hint=GRAPH_CUT):
+    """Call learning.<function>; an autograd error becomes a verdict that says what it means."""
+    try:
+        return getattr(submission.learning, function)(*args)
+    except SubmissionError as error:
+        autograd = ("does not require grad", "NoneType")
+        if error.kind == "exception" and any(sign in error.message for sign in autograd):
+            judge.fail(f"{error} {graph_hint}")
+        raise
+
+
+def descent(result, what, names="(sharpness, losses)"):
+    """A fit's (parameter, losses), checked for type; a loss that blew up gets a hint about the steps."""
+    parameter, losses = judge.pair(result, what, names)
+    losses = judge.array(losses, f"the losses of {what}", finite=False)
+    if losses.ndim != 1:
+        judge.fail(f"the losses of {what} must be a flat list, one float per step; received shape {losses.shape}.")
+    blown = np.flatnonzero(~np.isfinite(losses))
+    if blown.size:
+        judge.fail(f"the loss of {what} became {losses[blown[0]]} at step {blown[0]}: the steps went out of "
+                   "control. Step by lr times the gradient, with lr as given, against the gradient, on the mean "
+                   "(not the sum) of the squared errors.")
+    return judge.number(parameter, f"the result of {what}"), losses
+
+
+def fit(submission, queries, answers, *options):
+    """The learner's (sharpness, losses) for the house records."""
+    return descent(learner(submission, "fit_sharpness", queries, answers, BEDROOMS, PRICES, *options),
+                   "fit_sharpness(...)")
+
+
+def test_soft_answer(submission):
+    """soft_answer is exercise 2's soft lookup in torch: query 3, sharpness 1.5 gives 275.11; nine queries, nine answers."""
+    answer = judge.number(learner(submission, "soft_answer", 3.0, BEDROOMS, PRICES, 1.5),
+                          "soft_answer(3, ..., sharpness=1.5)")
+    expected, weights = soft_answers(3.0, 1.5)
+    hint = "Score each key with -sharpness * (query - key)**2, softmax over the keys, then sum weights * values."
+    if np.isclose(answer, weights @ BEDROOMS):
+        hint = "That is the weighted average of the *keys*; average the values (prices) instead."
+    judge.close(answer, expected, "soft_answer(3, ..., sharpness=1.5)", atol=1e-6, hint=hint)
+    answers = judge.array(learner(submission, "soft_answer", NINE_QUERIES, BEDROOMS, PRICES, 1.5),
+                          "soft_answer(nine queries, ...)", shape=(9,))
+    judge.close(answers, soft_answers(NINE_QUERIES, 1.5)[0], "soft_answer(nine queries, ...)",
+                hint="Answer i belongs to query i alone: give the queries a new axis (query[..., None] - keys) "
+                     "and softmax over the keys (dim=-1).")
+
+
+def test_nearest_answer(submission):
+    """nearest_answer is exercise 2's nearest lookup in torch, ties going to the first key (query 3 gives 210)."""
+    queries = [1.2, 2.9, 3.0, 3.1, 4.5, 9.0]
+    expected = [150.0, 210.0, 210.0, 340.0, 340.0, 420.0]
+    for query, price in zip(queries, expected):
+        what = f"nearest_answer({query:g}, ...)"
+        hint = "Take torch.argmin of |query - keys| and index the values with it."
+        if query in (3.0, 4.5):
+            hint = "Equally close keys: the first in `keys` wins (torch.argmin returns the first)."
+        judge.close(judge.number(learner(submission, "nearest_answer", query, BEDROOMS, PRICES), what), price, what,
+                    hint=hint)
+    answers = judge.array(learner(submission, "nearest_answer", queries, BEDROOMS, PRICES),
+                          "nearest_answer(six queries, ...)", shape=(6,))
+    judge.close(answers, expected, "nearest_answer(six queries, ...)",
+                hint="Answer i belongs to query i: take argmin over the keys (dim=-1).")
+
+
+def slope_pair(result, what):
+    """An ``(answer, slope)`` pair of floats; None as the slope gets the lesson's hint."""
+    answer, slope = judge.pair(result, what, "(answer, slope)")
+    if slope is None:
+        judge.fail(f"{what} returned None as the slope. No gradient means a slope of 0: return 0.0.")
+    return judge.number(answer, f"the answer of {what}"), judge.number(slope, f"the slope of {what}")
+
+
+@pytest.mark.parametrize("query,sharpness", [(3.0, 1.5), (2.0, 1.5), (3.5, 1.5), (3.0, 5.0), (2.0, 5.0)])
+def test_answer_slope_lesson(submission, query, sharpness):
+    """answer_slope gives the soft answer and d(answer)/d(query): 201.76 £k per bedroom at query 3, 28.66 at 2, 46.06 at 3.5."""
+    what = f"answer_slope({query:g}, ..., sharpness={sharpness:g})"
+    answer, slope = slope_pair(learner(submission, "answer_slope", query, BEDROOMS, PRICES, sharpness), what)
+    judge.close(answer, soft_answers(query, sharpness)[0], f"the answer of {what}",
+                hint="The answer is soft_answer's, at the query you differentiate by.")
+    expected = soft_slope(query, sharpness)
+    hint = ("Make the query a tensor with requires_grad=True, compute soft_answer from it, call .backward() on the "
+            "answer and return query.grad.")
+    if np.isclose(slope, sharpness_slope(query, sharpness), atol=1e-6):
+        hint = "That is d(answer)/d(sharpness): the query is the tensor to differentiate by."
+    elif np.isclose(slope, -expected, atol=1e-6):
+        hint = "The sign is flipped: the answer rises as the query moves from 2 towards 4."
+    judge.close(slope, expected, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-6, hint=hint)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_answer_slope_matches_finite_differences(submission, seed):
+    """On random records the slope agrees with (answer(q + h) - answer(q - h)) / 2h."""
+    rng = np.random.default_rng(seed)
+    keys, values = rng.uniform(0, 10, 6), rng.normal(300, 80, 6)
+    sharpness, step = rng.uniform(0.2, 3.0), 1e-5
+    for query in rng.uniform(-1, 11, 4):
+        what = f"answer_slope({query:.4g}, random records, sharpness={sharpness:.3g})"
+        _, slope = slope_pair(learner(submission, "answer_slope", query, keys, values, sharpness), what)
+        ahead, _ = soft_answers(query + step, sharpness, keys, values)
+        behind, _ = soft_answers(query - step, sharpness, keys, values)
+        judge.close(slope, (ahead - behind) / (2 * step), f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-5,
+                    hint="The slope must include how the softmax's normalising sum moves too: let autograd "
+                         "differentiate the whole soft_answer, nothing detached.")
+
+
+def test_nearest_slope_is_zero(submission):
+    """nearest_slope gives the nearest answer, and autograd finds no slope: 0 everywhere, even at the jump (query 3)."""
+    for query in (1.2, 2.9, 3.0, 3.1, 4.6):
+        what = f"nearest_slope({query:g}, ...)"
+        answer, slope = slope_pair(learner(submission, "nearest_slope", query, BEDROOMS, PRICES), what)
+        judge.close(answer, nearest_answers(query), f"the answer of {what}",
+                    hint="The answer is nearest_answer's, at the query you differentiate by.")
+        if slope == 0:
+            continue
+        if query == 3.0:
+            judge.fail(f"{what} gave a slope of {slope:.6g}. That is the size of the jump over a small step, a "
+                       "finite difference, not what autograd gives: argmin has no slope, so there is no path back "
+                       "to the query and the slope is 0.")
+        judge.fail(f"{what} gave a slope of {slope:.6g}, but the nearest answer stands still around {query:g}: "
+                   "the slope is 0. Is the answer computed by nearest_answer, not by a soft lookup?")
+
+
+def test_fit_recovers_sharpness(submission):
+    """Fitting the nine answers made at sharpness 1.5, from 0.1, recovers 1.500 (within 0.005) with a loss below 1e-6."""
+    answers, _ = soft_answers(NINE_QUERIES, TRUE_SHARPNESS)
+    sharpness, losses = fit(submission, NINE_QUERIES, answers)
+    judge.expect(len(losses) > 0, "fit_sharpness returned no losses: append loss.item() at every step.")
+    if abs(sharpness - TRUE_SHARPNESS) > 0.005:
+        if np.isclose(sharpness, np.log(TRUE_SHARPNESS), atol=0.005):
+            hint = "That is the logarithm of 1.5: return log_sharpness.exp()."
+        elif np.isclose(sharpness, 0.1):
+            hint = "It never moved from the start: does the gradient reach log_sharpness, and do you step with it?"
+        elif sharpness > 10:
+            hint = ("A step too large threw it onto the flat part, where the soft lookup has become the nearest "
+                    "one and the slope is almost 0. Is the loss the mean (not the sum), and do you step in the "
+                    "logarithm, with the given learning rate?")
+        else:
+            hint = "Follow the docstring's steps: the mean squared error, backward, a step against the gradient."
+        judge.fail(f"fit_sharpness on answers made at sharpness 1.5 returned {sharpness:.6g}. {hint}")
+    judge.expect(losses[-1] < 1e-6, f"the sharpness is {sharpness:.6g}, but the last loss is {losses[-1]:.3g}, not "
+                 "below 1e-6: the loss must be the mean squared error of the answers at the current sharpness.")
+
+
+def test_fit_losses_go_down(submission):
+    """Each gradient step lowers the loss (within a millionth of the first), a thousandfold in all."""
+    answers, _ = soft_answers(NINE_QUERIES, TRUE_SHARPNESS)
+    sharpness, losses = fit(submission, NINE_QUERIES, answers)
+    judge.expect(len(losses) > 1, f"fit_sharpness returned {len(losses)} losses; one per step is expected.")
+    rises = np.flatnonzero(np.diff(losses) > 1e-6 * abs(losses[0]))
+    if rises.size == 0:
+        judge.expect(losses[-1] < 1e-3 * losses[0], f"the loss went from {losses[0]:.6g} to {losses[-1]:.6g} in "
+                     f"{len(losses)} steps: gradient descent from 0.1 brings it down by more than a thousand times. "
+                     "Is each loss the mean squared error at the current sharpness?")
+        return
+    step = int(rises[0]) + 1
+    message = f"the loss rose from {losses[step - 1]:.6g} to {losses[step]:.6g} at step {step}"
+    if step == 1:
+        judge.fail(f"{message}: the very first step went uphill. Move *against* the gradient: "
+                   "log_sharpness -= lr * log_sharpness.grad.")
+    judge.fail(f"{message}, after falling at first. Torch adds each new gradient to the old one until you zero "
+               "it: call log_sharpness.grad.zero_() (or optimizer.zero_grad()) after every step.")
+
+
+def test_fit_losses_are_mean_squared_error(submission):
+    """losses holds one loss per step, the first being the mean squared error at the start, before any step."""
+    answers, _ = soft_answers(NINE_QUERIES, TRUE_SHARPNESS)
+    start, steps = 0.4, 7
+    _, losses = fit(submission, NINE_QUERIES, answers, start, steps)
+    judge.expect(len(losses) == steps, f"fit_sharpness(..., steps={steps}) returned {len(losses)} losses; "
+                 "there must be one per step.")
+    expected = float(mse(start, NINE_QUERIES, answers))
+    hint = "losses[0] is the mean of the squared differences between the answers at `start` and the observed ones."
+    if np.isclose(losses[0], len(answers) * expected):
+        hint = f"That is {len(answers)} times too much: the sum of the squared errors; take their mean."
+    elif np.isclose(losses[0], np.sqrt(expected)):
+        hint = "That is the square root of the mean squared error; the loss is the mean squared error itself."
+    elif losses[0] < expected:
+        hint = "Record the loss of the current sharpness before you step, so losses[0] belongs to `start`."
+    judge.close(losses[0], expected, f"losses[0] of fit_sharpness(..., start={start:g})", rtol=LOSS_RTOL, hint=hint)
+
+
+def test_fit_keeps_sharpness_positive(submission):
+    """Answers made at a gentle sharpness (0.05) are fitted from 0.1 with the sharpness staying positive."""
+    answers, _ = soft_answers(NINE_QUERIES, 0.05)
+    sharpness, _ = fit(submission, NINE_QUERIES, answers)
+    if sharpness <= 0:
+        judge.fail(f"fit_sharpness returned a sharpness of {sharpness:.4g}. A negative sharpness rewards the "
+                   "*farthest* keys. Learn its logarithm and use log_sharpness.exp(), which is always positive.")
+    judge.close(sharpness, 0.05, "fit_sharpness on answers made at sharpness 0.05", atol=0.005, rtol=0,
+                hint="Learn log(sharpness), starting at log(start), and step it against its gradient.")
+
+
+NOISE = 2.0  # £k: a price quoted to the nearest couple of thousand pounds
+
+
+def test_fit_noisy_answers(submission):
+    """Noisy answers (±2 £k) are fitted to the sharpness of least squared error (within 0.005), near 1.5."""
+    clean, _ = soft_answers(NINE_QUERIES, TRUE_SHARPNESS)
+    answers = clean + np.random.default_rng(0).normal(0, NOISE, len(clean))
+    grid = np.arange(0.5, 4.0, 1e-4)
+    best = grid[np.argmin(mse(grid, NINE_QUERIES, answers))]
+    sharpness, _ = fit(submission, NINE_QUERIES, answers)
+    judge.close(sharpness, best, "fit_sharpness on noisy answers", atol=0.005, rtol=0,
+                hint=f"The sharpness with the least mean squared error is {best:.4f} for these answers (noise of "
+                     f"{NOISE:g} £k moves it off 1.5); gradient descent on the mean squared error goes there.")
+
+
+def test_nearest_fit_makes_no_progress(submission):
+    """Through the nearest lookup, gradient descent cannot move a misplaced key: the loss never changes."""
+    answers = nearest_answers(NINE_QUERIES)
+    which, start, steps = 2, 3.2, 20
+    what = f"fit_nearest_key(..., which={which}, start={start:g}, steps={steps})"
+    result = learner(submission, "fit_nearest_key", NINE_QUERIES, answers, BEDROOMS, PRICES, which, start, steps,
+                     graph_hint=NO_PATH)
+    key, losses = descent(result, what, "(key, losses)")
+    judge.expect(len(losses) == steps, f"{what} returned {len(losses)} losses; there must be one per step.")
+    if abs(key - start) > 1e-6 or np.any(np.abs(losses - losses[0]) > 1e-9 * losses[0]):
+        judge.fail(f"{what} moved: the key went from {start:g} to {key:.6g} and the loss from {losses[0]:.6g} to "
+                   f"{losses[-1]:.6g}. Through the nearest lookup autograd has no gradient to give, so nothing may "
+                   "move. Is the answer computed with nearest_answer?")
+    keys = BEDROOMS.copy()
+    keys[which] = start
+    expected = float(np.mean((nearest_answers(NINE_QUERIES, keys) - answers) ** 2))
+    judge.close(losses[0], expected, f"losses[0] of {what}",
+                hint="The loss is the mean squared error of nearest_answer with the guessed key in place.")
