@@ -94,7 +94,7 @@ def usage_problem(args) -> str | None:
 def grade(directory: Path, exercises: list[registry.Exercise], hidden: bool = True,
           extra: list[str] = (), verbose: bool = False) -> SubmissionResult:
     """Run the checks of ``exercises`` on ``directory`` and return the result."""
-    sandbox.preload(torch=False)  # numpy's server starts now, its imports overlapping pytest's; torch's if needed
+    sandbox.preload()  # numpy's server starts now, its imports overlapping pytest's; torch's later if needed
     files = [str(path) for exercise in exercises for path in exercise.check_files(hidden)]
     args = [*files, f"--submission={directory}", *PYTEST_ARGS, "-o", "softlookup_table=false", *extra]
     if not hidden:

@@ -36,7 +36,7 @@ BATCH = pytest.StashKey[bool]()  # set by softlookup grade: it begins and ends e
 _STARTED = pytest.StashKey[float]()
 
 # Trusted code gets generous limits, so that a loaded machine never blames a learner for the kit's slowness.
-KIT_LIMITS = sandbox.Limits(time=300.0, memory=16 * 2**30, torch=True)
+KIT_LIMITS = sandbox.Limits(time=300.0, memory=16 * 2**30, needs="transformers")
 
 
 def pytest_addoption(parser):
@@ -133,7 +133,8 @@ def begin_submission(config, folder: Path, problem: str = ""):
     invalid = sandbox.SubmissionError("invalid", problem) if problem else None
     ungradable = config.stash[_UNGRADABLE] = {
         exercise.module: error for exercise in exercises if (error := invalid or _ungradable(folder, exercise))}
-    sandbox.preload(torch=any(e.needs_gpt2 for e in exercises if e.module not in ungradable))
+    kinds = list(sandbox.SERVER_KINDS)
+    sandbox.preload(max((e.needs for e in exercises if e.module not in ungradable), key=kinds.index, default="numpy"))
     config.stash[SESSION].probe()
     config.stash[_STARTED] = time.monotonic()
 
@@ -278,7 +279,7 @@ def submission(request):
     def limits_for(module: str) -> sandbox.Limits:
         exercise = registry.exercise(module)
         return sandbox.Limits(time=config.getoption("time_limit") or exercise.time_limit,
-                              memory=int(config.getoption("memory_limit") * 2**20), torch=exercise.needs_gpt2)
+                              memory=int(config.getoption("memory_limit") * 2**20), needs=exercise.needs)
 
     return sandbox.Namespace(config.stash[SESSION], str(folder), limits_for)
 
@@ -288,7 +289,7 @@ def reference(request):
     folder = Path(request.config.getoption("solutions") or registry.KIT_ROOT / "solutions").resolve()
 
     def limits_for(module: str) -> sandbox.Limits:
-        return dataclasses.replace(KIT_LIMITS, torch=registry.exercise(module).needs_gpt2)
+        return dataclasses.replace(KIT_LIMITS, needs=registry.exercise(module).needs)
 
     return sandbox.Namespace(request.config.stash[SESSION], str(folder), limits_for, trusted=True)
 

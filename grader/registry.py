@@ -28,7 +28,7 @@ class Exercise:
     points: dict[str, float]  # check (test function name) -> points
     hints: tuple[str, ...]
     time_limit: float = 5.0  # seconds per call into the learner's code
-    needs_gpt2: bool = False  # imports torch and transformers
+    needs: str = "numpy"  # what its workers import beforehand: "numpy", "torch" or "transformers" (GPT-2)
 
     @property
     def max_points(self) -> float:
@@ -180,7 +180,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "future positions (above the diagonal) minus infinity, and softmax each row.",
         ),
         time_limit=30.0,
-        needs_gpt2=True,
+        needs="transformers",
     ),
     Exercise(
         module="learning",
@@ -216,7 +216,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "fit_nearest_key: the same loop with nearest_answer and the key put in place with torch.cat; when "
             "the loss does not require grad, the gradient is 0 and the key stays where it is.",
         ),
-        needs_gpt2=True,  # torch, preloaded in the fork server
+        needs="torch",
     ),
     Exercise(
         module="gpt2_values",
@@ -242,7 +242,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "vector (np.linalg.norm along axis 1), divided by the sum.",
         ),
         time_limit=30.0,
-        needs_gpt2=True,
+        needs="transformers",
     ),
 )
 

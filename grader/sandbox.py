@@ -41,8 +41,10 @@ STARTUP_TIMEOUT = 120.0  # seconds for a worker to start (building the real GPT-
 MAX_MESSAGE = 96 * 2**20  # a 64 MB array, base64-encoded, and change
 PRINTED_LINES = 20  # lines of a call's printed output kept for the learner
 COPY_LIMITS = (500, 20 * 2**20)  # files and bytes a submission folder may hold
-LIGHT = ["numpy", "grader.worker"]
-TORCH = [*LIGHT, "grader.models"]  # torch and transformers come with it
+# What each kind of fork server imports before forking, from the lightest; a kind can serve those before it.
+SERVER_KINDS = {"numpy": ["numpy", "grader.worker"],
+                "torch": ["numpy", "grader.worker", "torch"],
+                "transformers": ["numpy", "grader.worker", "grader.models"]}  # torch and transformers come with it
 ERROR_KINDS = {"not_implemented", "exception", "syntax", "exit", "memory", "encoding", "mutated"}
 
 
@@ -50,7 +52,7 @@ ERROR_KINDS = {"not_implemented", "exception", "syntax", "exit", "memory", "enco
 class Limits:
     time: float = 5.0  # seconds of wall time per call, the whole exchange included
     memory: int = 2 * 2**30  # bytes the code may allocate on top of the worker's own
-    torch: bool = False  # the worker is forked from the server that has torch and transformers
+    needs: str = "numpy"  # the kind of fork server the worker comes from (see SERVER_KINDS)
 
 
 @dataclass
@@ -185,7 +187,7 @@ class _Slot:
             "models": [codec.to_plain(spec)["model_spec"] for spec in sorted(self.models, key=repr)],
             "output_limit": self.session.output_limit,
         }
-        fork_server = server(self.limits.torch or bool(self.models))
+        fork_server = server("transformers" if self.models else self.limits.needs)
         try:
             self.worker = _Worker(fork_server, settings)
             ready = codec.receive(self.worker.conn, time.monotonic() + STARTUP_TIMEOUT, MAX_MESSAGE)
@@ -326,30 +328,33 @@ def _remove(path: Path):
 
 # -- fork servers, shared by every session of this process -------------------------------------
 
-_servers: dict[bool, ForkServer] = {}
+_servers: dict[str, ForkServer] = {}
 _server_logs: list[Path] = []
 
 
-def server(torch: bool) -> ForkServer:
-    """The fork server for light (numpy) or torch workers, started on first use and kept for the process.
+def server(needs: str) -> ForkServer:
+    """A fork server that has imported what ``needs`` names, started on first use and kept for the process.
 
-    Started once, it serves every later session: a test run, a class graded
-    in batch or a notebook checking again pays for importing torch once.
+    A server that has imported more serves too (transformers' server can fork
+    a torch worker), so grading GPT-2 and exercise 5 together imports torch
+    once. Started once, a server serves every later session: a test run, a
+    class graded in batch or a notebook checking again pays for its imports once.
     """
-    if torch not in _servers:
-        if not _server_logs:
-            _server_logs.append(Path(tempfile.mkdtemp(prefix=f"softlookup-{os.getpid()}-servers-")))
-            atexit.register(shutdown)
-        log = _server_logs[0] / f"{'torch' if torch else 'light'}.log"
-        _servers[torch] = ForkServer(TORCH if torch else LIGHT, log)
-    return _servers[torch]
+    kinds = list(SERVER_KINDS)
+    running = [kind for kind in kinds[kinds.index(needs):] if kind in _servers]
+    if running:
+        return _servers[running[0]]
+    if not _server_logs:
+        _server_logs.append(Path(tempfile.mkdtemp(prefix=f"softlookup-{os.getpid()}-servers-")))
+        atexit.register(shutdown)
+    _servers[needs] = ForkServer(SERVER_KINDS[needs], _server_logs[0] / f"{needs}.log")
+    return _servers[needs]
 
 
-def preload(torch: bool):
+def preload(needs: str = "numpy"):
     """Start the fork servers now, so that their imports overlap with whatever the judge does next."""
-    server(False)
-    if torch:
-        server(True)
+    server("numpy")
+    server(needs)
 
 
 def shutdown():
