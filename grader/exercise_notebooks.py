@@ -28,6 +28,10 @@ NOTEBOOK_METADATA = {
 }
 
 
+CHECK_INTRO = "## Check your work\n\nThis grades the functions this notebook has run, with the same checks as " \
+              "`softlookup check`."
+
+
 @dataclass
 class Cell:
     """One cell of the layout; ``role`` says what it is to the kit and to nbgrader."""
@@ -86,8 +90,8 @@ def _intro(docstring: str) -> str:
     return f"# {title.strip().rstrip('.')}\n\n{rest.strip()}\n"
 
 
-def _kit_cells(module: str, used: list[str]) -> list[Cell]:
-    imports = ["check_here", "import_notebooks"] + (["widgets"] if module in widgets.FOR_EXERCISE else [])
+def _kit_cells(module: str, used: list[str], checker: str) -> list[Cell]:
+    imports = [checker, "import_notebooks"] + (["widgets"] if module in widgets.FOR_EXERCISE else [])
     text = ("Write each function in its own cell below: replace the line under `# YOUR CODE HERE`, run the "
             "cell (Shift+Enter), and check your work with the last cell. The next cell loads the kit's tools; "
             "it is not part of your answer.")
@@ -114,11 +118,14 @@ def _widget_cells(module: str) -> list[Cell]:
     return [Cell("text", "try-it", text), Cell("kit", "widget", call, [KIT_TAG])]
 
 
-def layout(exercise: registry.Exercise, source: str) -> list[Cell]:
-    """The cells every notebook of ``exercise`` has, solution markers still in place."""
+def layout(exercise: registry.Exercise, source: str, checker: str = "check_here") -> list[Cell]:
+    """The cells every notebook of ``exercise`` has, solution markers still in place.
+
+    ``checker`` is the kit function the notebook's last cells call.
+    """
     docstring, pieces = split(source)
     used = exercises_used(source)
-    cells = [Cell("text", "intro", _intro(docstring)), *_kit_cells(exercise.module, used)]
+    cells = [Cell("text", "intro", _intro(docstring)), *_kit_cells(exercise.module, used, checker)]
     for name, text in pieces:
         cells.append(Cell("setup" if name.startswith("setup") else "solution", name, text))
     return cells + _widget_cells(exercise.module)
@@ -143,8 +150,7 @@ def learner_notebook(exercise: registry.Exercise, source: str, stub: bool = True
     cells = [Cell(c.role, c.name, make_stub(c.source, c.name) if stub and c.role == "solution" else c.source, c.tags)
              for c in layout(exercise, source)]
     cells += [
-        Cell("text", "check-intro", "## Check your work\n\nThis grades the functions this notebook has run, with "
-             "the same checks as `softlookup check`. Run your function cells first."),
+        Cell("text", "check-intro", CHECK_INTRO + " Run your function cells first."),
         Cell("kit", "check", f'check_here("{exercise.module}")', [KIT_TAG]),
     ]
     return nbformat.writes(notebook(cells)) + "\n"

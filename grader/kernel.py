@@ -97,6 +97,18 @@ def _folder_for(exercise: registry.Exercise, namespace: dict, folder: Path, targ
     (target / f"{exercise.module}.py").write_text(kernel_module(namespace), encoding="utf-8")
 
 
+def exercises_folder() -> Path:
+    """Where this notebook's sibling exercises (``softmax.ipynb``...) are: the kernel's folder, except
+    under nbgrader's autograde, which runs each notebook alone in ``autograded/<student>/<assignment>``
+    before the others are copied there: then the student's ``submitted/<student>/<assignment>``."""
+    here = Path.cwd()
+    if os.environ.get("NBGRADER_EXECUTION") == "autograde" and here.parent.parent.name == "autograded":
+        submitted = here.parents[2] / "submitted" / here.parent.name / here.name
+        if submitted.is_dir():
+            return submitted
+    return here
+
+
 def _run_by_a_notebook(namespace: dict) -> bool:
     return namespace.get("__name__") == "__main__"
 
@@ -107,7 +119,7 @@ def _grade(name: str, namespace: dict, hidden: bool = True) -> SubmissionResult:
     exercise = registry.exercise(name)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     with tempfile.TemporaryDirectory(prefix="softlookup-kernel-") as folder:
-        _folder_for(exercise, namespace, Path.cwd(), Path(folder))
+        _folder_for(exercise, namespace, exercises_folder(), Path(folder))
         result = grade(Path(folder), [exercise], hidden=hidden)
     result.submission = f"this notebook ({exercise.module})"
     return result
@@ -205,13 +217,14 @@ class _NotebookLoader(importlib.abc.Loader):
         exec(compile(notebooks.module_source(self.notebook), str(self.notebook), "exec"), module.__dict__)
 
 
-def import_notebooks(folder: str | Path = ".") -> None:
-    """Let ``import softmax`` load the code cells of ``softmax.ipynb`` in ``folder``, as last saved.
+def import_notebooks(folder: str | Path | None = None) -> None:
+    """Let ``import softmax`` load the code cells of ``softmax.ipynb``, as last saved.
 
-    Run again (rerun the cell) to pick up a notebook saved since: modules
-    loaded from notebooks are forgotten each time.
+    The notebook is looked for in ``folder``, by default this notebook's own
+    (:func:`exercises_folder`). Run again (rerun the cell) to pick up a
+    notebook saved since: modules loaded from notebooks are forgotten each time.
     """
-    folder = Path(folder).resolve()
+    folder = Path(folder).resolve() if folder else exercises_folder()
     sys.meta_path[:] = [finder for finder in sys.meta_path if not isinstance(finder, _NotebookFinder)]
     sys.meta_path.insert(0, _NotebookFinder(folder))
     for name, module in list(sys.modules.items()):
