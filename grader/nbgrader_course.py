@@ -45,6 +45,10 @@ c.CourseDirectory.course_id = "softlookup"
 # notebook's later cells are graded all the same.
 c.Execute.timeout = {timeout}
 
+# The grader's fork server and multiprocessing's resource tracker outlive each notebook's kernel, and
+# ipykernel waits for them at shutdown; they end by themselves once the kernel is gone, so stop it soon.
+c.KernelManager.shutdown_wait_time = 1.0
+
 # Feedback goes to students: keep the hidden checks' code out of it.
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
 '''
