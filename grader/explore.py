@@ -71,7 +71,7 @@ class HousePrices:
 
     def table(self) -> list[tuple[str, ...]]:
         """The rows as the widget prints them: key, value, score, weight, weight x value."""
-        return [(f"{row.key:g}", pounds(row.value), "" if row.score is None else f"{row.score:.2f}",
+        return [(f"{row.key:g}", pounds(row.value), "" if row.score is None else f"{row.score + 0.0:.2f}",  # + 0.0: no "-0.00"
                  percent(row.weight), f"{row.contribution:.0f}") for row in self.rows]
 
 

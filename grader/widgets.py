@@ -131,8 +131,9 @@ def _message(problem) -> str:
 
 
 def _html_table(header, rows) -> str:
-    head = "".join(f"<th>{escape(cell)}</th>" for cell in header)
-    body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+    pad = 'style="padding:0.15em 0.7em;text-align:right"'
+    head = "".join(f"<th {pad}>{escape(cell)}</th>" for cell in header)
+    body = "".join("<tr>" + "".join(f"<td {pad}>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 

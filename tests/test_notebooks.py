@@ -12,18 +12,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from conftest import ASSIGNMENTS, SOLUTIONS, run
+from conftest import ASSIGNMENTS, SOLUTIONS, run, solved_folder
 from grader import exercise_notebooks, kernel, notebooks, registry, widgets
 from test_cli import softlookup
-
-
-def solved_folder(folder):
-    """Every exercise's notebook with the reference solutions filled in, and no .py file beside them."""
-    folder.mkdir(exist_ok=True)
-    for exercise in registry.EXERCISES:
-        source = (SOLUTIONS / f"{exercise.module}.py").read_text()
-        (folder / f"{exercise.module}.ipynb").write_text(exercise_notebooks.learner_notebook(exercise, source, stub=False))
-    return folder
 
 
 def stub_folder(folder):
