@@ -91,13 +91,13 @@ def gpt2_head(head_pattern, text: str = lesson.SENTENCE):
     """GPT-2's heads: pick a layer and a head and see where each token looks, " it" highlighted."""
     import ipywidgets as w
 
-    from grader import gpt2
+    from grader import models
 
-    if gpt2.real_available():
-        model, tokenizer = gpt2.real_model(), gpt2.real_tokenizer()
+    if models.real_available():
+        model, tokenizer = models.real_model(), models.real_tokenizer()
         note = "GPT-2 small, from this machine's copy of its weights."
     else:
-        model, tokenizer = gpt2.tiny_model(), gpt2.tiny_tokenizer()
+        model, tokenizer = models.tiny_model(), models.tiny_tokenizer()
         note = ("GPT-2 small's weights are not on this machine, so this is the kit's <b>tiny GPT-2 with random "
                 "weights</b>: its patterns mean nothing, but your code runs on it exactly as on the real one "
                 "(<code>softlookup fetch-gpt2</code> explains how to get the real weights).")

@@ -63,10 +63,10 @@ def test_two_number_query_shows_78_percent_on_cat():
 
 
 def test_gpt2_head_marks_the_row_of_it():
-    from grader import gpt2
+    from grader import models
 
     module = load(SOLUTIONS, "gpt2_heads")
-    shown = explore.head(module.head_pattern, gpt2.tiny_model(), gpt2.tiny_tokenizer(), lesson.SENTENCE, 4, 3)
+    shown = explore.head(module.head_pattern, models.tiny_model(), models.tiny_tokenizer(), lesson.SENTENCE, 4, 3)
     assert shown.tokens[shown.highlight] == " it"
     assert np.allclose(shown.pattern.sum(axis=1), 1)
 
