@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader import registry, sandbox
+from grader import notebooks, registry, sandbox
 from grader.cli import Parser
 from grader.results import SubmissionResult, render, write_gradescope
 
@@ -46,8 +46,10 @@ class _Capture:
 def parser() -> Parser:
     p = Parser(prog="softlookup check", description="Grade a folder of exercise modules.")
     p.add_argument("directory", nargs="?", type=Path,
-                   help="folder with softmax.py, lookup.py, ... (default: this folder if it holds them, "
-                        "else ./assignments)")
+                   help="folder with softmax.py, lookup.py, ... or softmax.ipynb, ... (default: this folder if it "
+                        "holds them, else ./assignments)")
+    p.add_argument("--notebooks", action="store_true",
+                   help="grade <module>.ipynb where both it and <module>.py are there (as in assignments/)")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write Gradescope's results.json to FILE")
     p.add_argument("--exercise", action="append", choices=list(registry.BY_MODULE), metavar="NAME",
                    help=f"grade only this exercise (repeatable): {', '.join(registry.BY_MODULE)}")
@@ -75,9 +77,9 @@ def usage_problem(args) -> str | None:
     if not args.directory.is_dir():
         return (f"{args.directory} is not a folder; give the folder that holds your exercise modules "
                 "(default: this folder if it holds them, else ./assignments)")
-    modules = [f"{exercise.module}.py" for exercise in registry.EXERCISES]
-    if not any((args.directory / name).is_file() for name in modules):
-        return f"{args.directory} holds none of the exercise modules ({', '.join(modules)}): is it the right folder?"
+    if not notebooks.chosen_sources(args.directory, prefer_notebooks=True):
+        modules = ", ".join(f"{exercise.module}.py" for exercise in registry.EXERCISES)
+        return f"{args.directory} holds none of the exercise modules ({modules}) or their notebooks: is it the right folder?"
     for option in ("time_limit", "memory_limit"):
         value = getattr(args, option)
         if value is not None and not value > 0:
@@ -156,8 +158,9 @@ def main(argv=None) -> int:
     if args.watch:
         return watch(args.directory.resolve(), exercises, hidden=not args.public, extra=extra)
     try:
-        result = grade(args.directory.resolve(), exercises, hidden=not args.public, extra=extra, verbose=args.verbose)
-    except RuntimeError as error:
+        with notebooks.module_folder(args.directory.resolve(), args.notebooks) as folder:
+            result = grade(folder, exercises, hidden=not args.public, extra=extra, verbose=args.verbose)
+    except (RuntimeError, notebooks.NotebookError) as error:
         print(f"softlookup check: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -10,7 +10,7 @@ COMMANDS = {
     "check": ("grader.check", "grade a folder of exercise modules"),
     "grade": ("grader.grade", "grade a class: one subfolder (or .zip) per student"),
     "hint": ("grader.hint", "hints for an exercise you are stuck on"),
-    "release": ("grader.release", "make assignments/ from solutions/"),
+    "release": ("grader.release", "make assignments/ (modules, notebooks) or an nbgrader course from solutions/"),
     "gpt2-report": ("grader.report", "measure the lesson's GPT-2 numbers and draw the head"),
     "fetch-gpt2": ("grader.fetch", "download GPT-2 small (on a machine with internet)"),
 }

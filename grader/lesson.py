@@ -1,8 +1,8 @@
-"""The lesson's figures and definitions, in one torch-free place for the checks, the kit and the report.
+"""The lesson's examples and GPT-2 figures, in one torch-free place for the checks, widgets and report.
 
-The GPT-2 claims come from the lesson and could not be checked on our
-machines (GPT-2 small's weights were out of reach): they are what the kit
-measures against, never what it assumes.
+The GPT-2 claims come from the lesson and could not be checked on our machines
+(GPT-2 small's weights were out of reach): they are what the kit measures
+against, never what it assumes.
 """
 
 from __future__ import annotations
@@ -11,9 +11,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# The estate agent's records: keys = bedrooms, values = prices in thousands of pounds.
-BEDROOMS = (1.0, 2.0, 4.0, 5.0)
-PRICES = (150.0, 210.0, 340.0, 420.0)
+# Exercise 2: an estate agent's records; the query is a 3-bedroom house, sharpness 1.5.
+BEDROOMS = (1.0, 2.0, 4.0, 5.0)  # keys
+PRICES = (150.0, 210.0, 340.0, 420.0)  # values, thousands of pounds
+
+# Exercise 3's two-number example for "The cat sat on the": axis 1 "is a thing", axis 2 "is an action".
+TOKENS = ["The", "cat", "sat", "on", "the"]
+QUERY = np.array([1.40, 0.30])
+KEYS = np.array([[-0.9, -0.9], [1.7, 0.2], [0.2, 1.7], [-0.9, 0.7], [-0.2, -1.2]])
+# The lesson gives no value vectors; the kit chose these (axes: "is a thing", "is alive", "is an action").
+# They differ from the keys on purpose: keys decide who is attended to, values what is handed over.
+VALUES = np.array([[0.1, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.2, 1.0], [0.2, 0.0, 0.1], [0.1, 0.0, 0.0]])
 
 SENTENCE = "The cat sat on the mat because it was tired"
 CONVENTIONS = {"as Hugging Face tokenizes it": "", "with <|endoftext|> first": "<|endoftext|>"}

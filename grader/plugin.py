@@ -263,7 +263,8 @@ def pytest_terminal_summary(terminalreporter, config):
         from grader.results import render
 
         table = io.StringIO()
-        render(result, Console(file=table, force_terminal=terminalreporter.hasmarkup,
+        # force_jupyter=False: inside a notebook kernel rich would display the table as cell output.
+        render(result, Console(file=table, force_terminal=terminalreporter.hasmarkup, force_jupyter=False,
                                width=shutil.get_terminal_size().columns))
         terminalreporter.write("\n" + table.getvalue())
 

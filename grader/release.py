@@ -1,10 +1,13 @@
-"""``softlookup release``: make the learners' stubs from the reference solutions.
+"""``softlookup release``: make the learners' stubs and notebooks from the reference solutions.
 
 ``solutions/`` is the single source. Each region between ``### BEGIN SOLUTION``
 and ``### END SOLUTION`` (nbgrader's markers) becomes a ``raise
 NotImplementedError`` at the same indentation; every other line, docstrings
-included, is copied as it is. ``--check`` only compares, for CI and the kit's
-tests: it fails when ``assignments/`` is out of date.
+included, is copied as it is. Each module also becomes a notebook beside it
+(:mod:`grader.exercise_notebooks`). ``--check`` only compares, for CI and the
+kit's tests: it fails when ``assignments/`` is out of date.
+``softlookup release nbgrader COURSE`` writes an nbgrader course instead
+(:mod:`grader.nbgrader_course`).
 """
 
 from __future__ import annotations
@@ -99,16 +102,25 @@ def _raises_not_implemented(statement: ast.stmt) -> bool:
 
 
 def planned(solutions: Path, assignments: Path) -> dict[Path, str]:
-    """Every assignment file and the text it should have."""
-    return {
-        assignments / f"{exercise.module}.py": make_stub(
-            (solutions / f"{exercise.module}.py").read_text(), f"{exercise.module}.py")
-        for exercise in registry.EXERCISES
-    }
+    """Every assignment file (module and notebook) and the text it should have."""
+    from grader.exercise_notebooks import learner_notebook
+
+    plan = {}
+    for exercise in registry.EXERCISES:
+        source = (solutions / f"{exercise.module}.py").read_text()
+        plan[assignments / f"{exercise.module}.py"] = make_stub(source, f"{exercise.module}.py")
+        plan[assignments / f"{exercise.module}.ipynb"] = learner_notebook(exercise, source)
+    return plan
 
 
 def main(argv=None) -> int:
-    parser = Parser(prog="softlookup release", description=__doc__.splitlines()[0])
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["nbgrader"]:
+        from grader import nbgrader_course
+
+        return nbgrader_course.main(argv[1:])
+    parser = Parser(prog="softlookup release", description=__doc__.splitlines()[0],
+                    epilog="softlookup release nbgrader COURSE: write an nbgrader course (see its --help)")
     parser.add_argument("--solutions", type=Path, default=registry.KIT_ROOT / "solutions")
     parser.add_argument("--assignments", type=Path, default=registry.KIT_ROOT / "assignments")
     parser.add_argument("--check", action="store_true", help="only report whether assignments/ is up to date")

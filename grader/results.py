@@ -1,8 +1,9 @@
 """The result model: check -> exercise -> submission, and every format made from it.
 
-The pytest plugin fills it in; the terminal table, Gradescope's results.json
-and anything added later (CSV rows, feedback files) are functions of a
-:class:`SubmissionResult` and nothing else.
+The pytest plugin fills it in; the terminal table, the notebook's HTML table,
+Gradescope's results.json and anything added later are functions of a
+:class:`SubmissionResult` and nothing else. The two tables share their words
+(:func:`summary`, :func:`verdict`, :class:`Problem`) and differ only in markup.
 """
 
 from __future__ import annotations
@@ -175,11 +176,11 @@ def render(result: SubmissionResult, console) -> None:
     for exercise in result.exercises:
         # One line when one thing explains every failure, so a first run reads as a to-do list.
         heading = f"[bold]{exercise.name}.py[/]: {escape(exercise.title)}: [bold]0/{_fmt(exercise.max_score)}[/] points"
-        if exercise.status == "not started":
+        if (line := summary(exercise)) == "not started":
             _print_whole(console, f"{heading}, not started [dim](stuck? softlookup hint {exercise.name})[/]")
             continue
-        if exercise.score == 0 and len(shared := {c.message for c in exercise.checks if c.outcome == "failed"}) == 1:
-            _print_whole(console, f"{heading}: [red]{escape(shared.pop())}[/]")
+        if line:
+            _print_whole(console, f"{heading}: [red]{escape(line)}[/]")
             continue
         table = Table(title=f"{exercise.name}.py: {escape(exercise.title)}", title_justify="left")
         table.add_column("check")
@@ -203,30 +204,93 @@ def render(result: SubmissionResult, console) -> None:
     _print_whole(console, f"[bold]Total: {_fmt(result.score)}/{_fmt(result.max_score)}[/] ({result.seconds:.1f} s)")
 
 
-def _verdict(cases: list[CheckResult]) -> str:
-    """A check's result in words that cannot be misread: "2 of 3 cases passed", not "failed 2/3"."""
+def verdict(cases: list[CheckResult]) -> tuple[str, str]:
+    """A check's result in words that cannot be misread ("2 of 3 cases passed", not "failed 2/3"), and its colour."""
     passed = sum(c.passed for c in cases)
     if all(c.outcome == "skipped" for c in cases):
-        return "[yellow]skipped[/]"
+        return "skipped", "yellow"
     if passed == len(cases):
-        return "[green]passed[/]"
+        return "passed", "green"
     if len(cases) == 1:
-        return "[red]failed[/]"
-    return f"[red]{passed} of {len(cases)} cases passed[/]"
+        return "failed", "red"
+    return f"{passed} of {len(cases)} cases passed", "red"
+
+
+def _verdict(cases: list[CheckResult]) -> str:
+    words, colour = verdict(cases)
+    return f"[{colour}]{words}[/]"
+
+
+@dataclass
+class Problem:
+    """The first failing case of a check, once, with how many cases repeat it and how many fail otherwise."""
+
+    check: str
+    first: CheckResult
+    cases: list[str]  # the cases that share its message
+    others: int  # cases that fail with other messages
+
+    @classmethod
+    def of(cls, name: str, cases: list[CheckResult]) -> "Problem":
+        first = cases[0]
+        same = [c for c in cases if c.message == first.message]
+        return cls(name, first, [c.case for c in same] if first.case else [], len(cases) - len(same))
 
 
 def _first_problem(name: str, cases: list[CheckResult]) -> str:
-    """The first failing case's message, once, with how many cases repeat it and how many fail otherwise."""
     from rich.markup import escape
 
-    first = cases[0]
-    same = [c for c in cases if c.message == first.message]
-    mark = "[yellow]○" if first.outcome == "skipped" else "[red]✗"
-    where = f" \\[{escape(', '.join(c.case for c in same))}]" if first.case else ""
-    repeated = f" (× {len(same)} cases)" if len(same) > 1 else ""
-    others = len(cases) - len(same)
+    problem = Problem.of(name, cases)
+    mark = "[yellow]○" if problem.first.outcome == "skipped" else "[red]✗"
+    where = f" \\[{escape(', '.join(problem.cases))}]" if problem.cases else ""
+    repeated = f" (× {len(problem.cases)} cases)" if len(problem.cases) > 1 else ""
+    others = problem.others
     otherwise = f" [dim](and {others} more case{'s' * (others > 1)} with other messages)[/]" if others else ""
-    return f"  {mark} {name}{where}{repeated}[/]: {escape(first.message)}{otherwise}"
+    return f"  {mark} {name}{where}{repeated}[/]: {escape(problem.first.message)}{otherwise}"
+
+
+def summary(exercise: ExerciseResult) -> str:
+    """One line that explains the whole exercise, when there is one: "not started", or the one shared failure."""
+    if exercise.status == "not started":
+        return "not started"
+    if exercise.score == 0 and len(shared := {c.message for c in exercise.checks if c.outcome == "failed"}) == 1:
+        return shared.pop()
+    return ""
+
+
+def html(result: SubmissionResult) -> str:
+    """The terminal report's content as HTML, for a notebook: the same verdicts, problems and totals."""
+    from html import escape
+
+    colours = {"green": "#1a7f37", "red": "#cf222e", "yellow": "#9a6700"}
+    parts = []
+    for exercise in result.exercises:
+        heading = (f"<b>{escape(exercise.name)}</b>: {escape(exercise.title)}: "
+                   f"<b>{_fmt(exercise.score)}/{_fmt(exercise.max_score)}</b> points")
+        if (line := summary(exercise)) == "not started":
+            parts.append(f"<p>{heading}, not started (stuck? <code>softlookup hint {exercise.name}</code>)</p>")
+            continue
+        if line:
+            parts.append(f'<p>{heading}: <span style="color:{colours["red"]}">{escape(line)}</span></p>')
+            continue
+        rows = []
+        for (name, hidden), cases in exercise.grouped().items():
+            words, colour = verdict(cases)
+            problems = [c for c in cases if c.outcome == "failed"] or [c for c in cases if c.outcome == "skipped"]
+            message = ""
+            if problems:
+                problem = Problem.of(name, problems)
+                where = f"[{escape(', '.join(problem.cases))}] " if problem.cases else ""
+                message = where + escape(problem.first.message) + (f" (and {problem.others} more)" if problem.others else "")
+            label = escape(cases[0].title or name) + (" <i>(hidden)</i>" if hidden else "")
+            earned, possible = sum(c.points for c in cases), sum(c.max_points for c in cases)
+            rows.append(f'<tr><td style="text-align:left">{label}</td><td>{_fmt(earned)}/{_fmt(possible)}</td>'
+                        f'<td style="color:{colours[colour]}">{words}</td><td style="text-align:left">{message}</td></tr>')
+        parts.append(f"<p>{heading}, {exercise.status}</p><table><thead><tr><th style=\"text-align:left\">check</th>"
+                     "<th>points</th><th>result</th><th style=\"text-align:left\">what went wrong</th></tr></thead>"
+                     f"<tbody>{''.join(rows)}</tbody></table>")
+    parts.append(f"<p><b>Total: {_fmt(result.score)}/{_fmt(result.max_score)}</b> ({result.seconds:.1f} s)</p>")
+    return "\n".join(parts)
 
 
 def _indented(printed: str) -> str:

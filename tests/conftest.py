@@ -51,6 +51,17 @@ def make_submission(folder: Path, files: dict[str, str] | None = None, append: d
     return folder
 
 
+def solved_folder(folder: Path) -> Path:
+    """Every exercise's notebook with the reference solutions filled in, and no .py file beside them."""
+    from grader.exercise_notebooks import learner_notebook
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for exercise in registry.EXERCISES:
+        source = (SOLUTIONS / f"{exercise.module}.py").read_text()
+        (folder / f"{exercise.module}.ipynb").write_text(learner_notebook(exercise, source, stub=False))
+    return folder
+
+
 def run(folder: Path, modules: list[str] | None = None, hidden: bool = True, time_limit: float | None = None):
     """Grade ``folder`` in this process, the way ``softlookup check`` does."""
     exercises = [registry.exercise(m) for m in modules] if modules else list(registry.EXERCISES)

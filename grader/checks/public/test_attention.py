@@ -4,15 +4,9 @@ import numpy as np
 import pytest
 
 from grader import judge
+from grader.lesson import KEYS, QUERY, VALUES
 
-# The two-number example for "The cat sat on the": axis 1 "is a thing", axis 2 "is an action".
-TOKENS = ["The", "cat", "sat", "on", "the"]
-QUERY = np.array([1.40, 0.30])
-KEYS = np.array([[-0.9, -0.9], [1.7, 0.2], [0.2, 1.7], [-0.9, 0.7], [-0.2, -1.2]])
 LESSON_WEIGHTS = [0.0147, 0.7768, 0.1492, 0.0237, 0.0357]  # shown to 0.01%
-# The lesson gives no value vectors; the kit chose these (axes: "is a thing", "is alive", "is an action").
-# They differ from the keys on purpose: keys decide who is attended to, values what is handed over.
-VALUES = np.array([[0.1, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.2, 1.0], [0.2, 0.0, 0.1], [0.1, 0.0, 0.0]])
 
 
 def attend(submission, query, keys=KEYS, values=VALUES):

@@ -1,0 +1,104 @@
+"""A notebook submission becomes a folder of modules, so the engine only ever grades modules.
+
+``<module>.ipynb`` turns into ``<module>.py``: its code cells in order, except
+the cells the kit itself put there (tagged :data:`KIT_TAG`: the self-check,
+the widgets, the nbgrader tests), which are not part of the answer. IPython
+magics (``%time``, ``%%capture``) and shell lines (``!pip``) mean nothing to
+plain Python; they are commented out, and only in a cell that is not valid
+Python already, so no valid line is ever changed.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from grader import registry
+
+KIT_TAG = "softlookup-kit"
+
+
+class NotebookError(ValueError):
+    """A file that should be a notebook is not one; the message is one line that names it."""
+
+
+def code_cells(path: Path) -> list[str]:
+    """The source of every code cell of the notebook at ``path`` that belongs to the learner."""
+    try:
+        cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise NotebookError(f"{Path(path).name} is not a notebook: it is not valid JSON ({error})") from None
+    except (KeyError, TypeError):
+        raise NotebookError(f"{Path(path).name} is not a notebook: it has no list of cells") from None
+    sources = []
+    for cell in cells:
+        if cell.get("cell_type") != "code" or KIT_TAG in cell.get("metadata", {}).get("tags", []):
+            continue
+        source = cell.get("source", "")
+        sources.append(source if isinstance(source, str) else "".join(source))
+    return sources
+
+
+def plain_python(cell: str) -> str:
+    """``cell`` with IPython-only lines commented out, when it is not valid Python as it stands."""
+    try:
+        ast.parse(cell)
+        return cell
+    except SyntaxError:
+        pass
+    if cell.lstrip().startswith("%%"):  # a cell magic: the whole cell is for IPython
+        return "".join(f"# {line}" for line in cell.splitlines(keepends=True))
+    lines = []
+    for line in cell.splitlines(keepends=True):
+        ipython_only = line.lstrip().startswith(("%", "!"))
+        lines.append(line[: len(line) - len(line.lstrip())] + "pass  # " + line.lstrip() if ipython_only else line)
+    return "".join(lines)
+
+
+def module_source(path: Path) -> str:
+    """The module a notebook stands for: its learner cells, in order."""
+    cells = [plain_python(cell).strip("\n") for cell in code_cells(path)]
+    return f"# Made by softlookup from {Path(path).name}: its code cells, in order.\n\n" + "\n\n\n".join(
+        cell for cell in cells if cell.strip()) + "\n"
+
+
+def chosen_sources(folder: Path, prefer_notebooks: bool) -> dict[str, Path]:
+    """For each exercise found in ``folder``, the file to grade: ``<module>.py`` or ``<module>.ipynb``.
+
+    A module file wins unless ``prefer_notebooks``: ``assignments/`` holds
+    both, and a learner who edits the ``.py`` files must not be graded on the
+    untouched notebooks.
+    """
+    chosen = {}
+    for exercise in registry.EXERCISES:
+        module, notebook = folder / f"{exercise.module}.py", folder / f"{exercise.module}.ipynb"
+        if notebook.is_file() and (prefer_notebooks or not module.is_file()):
+            chosen[exercise.module] = notebook
+        elif module.is_file():
+            chosen[exercise.module] = module
+    return chosen
+
+
+def write_modules(sources: dict[str, Path], target: Path) -> None:
+    """Put ``<module>.py`` for every chosen source into ``target``."""
+    for module, source in sources.items():
+        if source.suffix == ".ipynb":
+            (target / f"{module}.py").write_text(module_source(source), encoding="utf-8")
+        else:
+            shutil.copyfile(source, target / f"{module}.py")
+
+
+@contextmanager
+def module_folder(folder: Path, prefer_notebooks: bool = False):
+    """``folder`` itself when it holds modules only, else a temporary folder of modules made from it."""
+    sources = chosen_sources(folder, prefer_notebooks)
+    if all(source.suffix == ".py" for source in sources.values()):
+        yield folder
+        return
+    with tempfile.TemporaryDirectory(prefix="softlookup-notebooks-") as target:
+        write_modules(sources, Path(target))
+        yield Path(target)

@@ -1,0 +1,108 @@
+"""A learner's first session, in a real browser: JupyterLab, the house-price notebook, a slider moved.
+
+JupyterLab serves a folder of solved notebooks on loopback with a token;
+Debian's Chromium (apt-get install chromium), driven by playwright without a
+browser download, opens lookup.ipynb, runs every cell, moves the query slider
+and saves a screenshot of the widget (to $SOFTLOOKUP_SCREENSHOTS if set, else
+the test's temporary folder). Skipped, saying why, where Chromium or
+playwright is missing; CI installs both.
+"""
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import solved_folder
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# This machine has no network: without these flags Chromium keeps trying to reach Google's services.
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+STEPS = 10  # presses of the right arrow on the query slider: 3.0 -> 4.0 bedrooms
+# JupyterLab settings for a test: every cell stays in the page (no windowing), and no question about news.
+SETTINGS = {"notebook-extension/tracker": {"windowingMode": "none"},
+            "apputils-extension/notification": {"fetchNews": "false"}}
+
+if not os.path.exists(CHROMIUM):
+    pytest.skip("no Chromium at /usr/bin/chromium: install Debian's chromium and chromium-driver "
+                "(apt-get install chromium chromium-driver) to run the browser test", allow_module_level=True)
+playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install -e '.[browser]'")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def jupyter_lab(tmp_path):
+    """JupyterLab on 127.0.0.1 serving solved notebooks; yields the URL of lookup.ipynb with its token."""
+    folder = solved_folder(tmp_path / "notebooks")
+    port, token = free_port(), secrets.token_hex(16)
+    home = {name: str(tmp_path / "jupyter" / name) for name in ("config", "data", "runtime", "settings", "workspaces")}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "JUPYTER_CONFIG_DIR": home["config"], "JUPYTER_DATA_DIR": home["data"],
+           "JUPYTER_RUNTIME_DIR": home["runtime"], "JUPYTERLAB_SETTINGS_DIR": home["settings"],
+           "JUPYTERLAB_WORKSPACES_DIR": home["workspaces"]}
+    for name, values in SETTINGS.items():
+        path = Path(home["settings"]) / "@jupyterlab" / f"{name}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={folder}",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--allow-root"],  # CI runs as root
+        env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "jupyter.log", "w"))
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError("JupyterLab did not start:\n" + (tmp_path / "jupyter.log").read_text()[-2000:])
+                time.sleep(0.3)
+        yield f"{base}/lab/tree/lookup.ipynb?token={token}"
+    finally:
+        server.terminate()
+        server.wait(20)
+
+
+def test_house_price_widget_reacts_in_jupyterlab(jupyter_lab, tmp_path):
+    screenshots = Path(os.environ.get("SOFTLOOKUP_SCREENSHOTS", tmp_path))
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(jupyter_lab)
+        page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)  # the kernel is ready
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+
+        widget = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider")).first
+        widget.get_by_text("£275k").wait_for(timeout=120_000)  # the learner's soft_lookup, query 3, sharpness 1.5
+        assert "49%" in widget.inner_text()
+
+        handle = widget.locator(".widget-slider").filter(has_text="bedrooms").locator(".noUi-handle")
+        handle.focus()
+        for _ in range(STEPS):
+            handle.press("ArrowRight")
+        widget.get_by_text("Answer for 4.0 bedrooms").wait_for(timeout=30_000)
+        assert "£354k" in widget.inner_text()
+
+        screenshots.mkdir(parents=True, exist_ok=True)
+        shot = screenshots / "house-prices-widget.png"
+        widget.screenshot(path=str(shot))
+        browser.close()
+    assert shot.read_bytes()[:4] == b"\x89PNG"
+    print(f"screenshot: {shot}")

@@ -1,0 +1,155 @@
+"""nbgrader end to end on the course `softlookup release nbgrader` writes, with no hand edits.
+
+One course, three students: the reference (full marks), the released stubs
+(0), and one who slipped: a wrong lookup (the same partial score as
+`softlookup check` gives the same notebooks) and an attention notebook with a
+cell that never ends (interrupted at the per-cell timeout, the rest graded).
+Then feedback and the exported CSV.
+"""
+
+import csv
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from conftest import run
+from grader import notebooks, registry
+from grader.nbgrader_course import ASSIGNMENT, cell_timeout
+from test_cli import ENV, softlookup
+
+NBGRADER = [sys.executable, "-m", "nbgrader"]
+# nbgrader runs `alembic` by name, so the environment's scripts folder must be on PATH, as in an activated venv.
+NBGRADER_ENV = {**ENV, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{ENV.get('PATH', '')}"}
+LOOP_TIMEOUT = 15  # seconds: the slipping student's per-cell limit, long enough for a grading cell
+# Two slips from tests/mistakes.py, made in the student's notebook: {cell: {old: new}}.
+WRONG_LOOKUP = {"soft_lookup": {"(queries[..., None] - keys) ** 2": "np.abs(queries[..., None] - keys)"},
+                "nearest_lookup": {"np.argmin(distances)": "np.argmax(distances)"}}
+SECONDS = {}
+
+
+def nbgrader(course, *args):
+    started = time.monotonic()
+    done = subprocess.run([*NBGRADER, *args], cwd=course, capture_output=True, text=True, env=NBGRADER_ENV,
+                          timeout=900)
+    SECONDS[" ".join(args[:1] + args[2:])] = time.monotonic() - started
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
+
+
+def submit(course, student, notebooks_by_name):
+    folder = course / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True)
+    for name, notebook in notebooks_by_name.items():
+        nbformat.write(notebook, folder / name)
+    return folder
+
+
+def edited(notebook, edits):
+    for cell in notebook.cells:
+        for old, new in edits.get(cell.get("id"), {}).items():
+            assert old in cell.source
+            cell.source = cell.source.replace(old, new)
+    return notebook
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    course = tmp_path_factory.mktemp("course")
+    assert softlookup("release", "nbgrader", course).returncode == 0
+    nbgrader(course, "generate_assignment", ASSIGNMENT)
+    source, released = course / "source" / ASSIGNMENT, course / "release" / ASSIGNMENT
+
+    def read(folder, name):
+        return nbformat.read(folder / f"{name}.ipynb", as_version=4)
+
+    submit(course, "reference", {p.name: nbformat.read(p, as_version=4) for p in source.glob("*.ipynb")})
+    submit(course, "released", {p.name: nbformat.read(p, as_version=4) for p in released.glob("*.ipynb")})
+    looping = read(source, "attention")
+    where = next(i for i, c in enumerate(looping.cells) if c.get("id") == "causal_mask") + 1
+    looping.cells.insert(where, nbformat.v4.new_code_cell("while True:  # a learner's experiment that never ends\n    pass"))
+    submit(course, "slips", {"softmax.ipynb": read(source, "softmax"), "attention.ipynb": looping,
+                             "lookup.ipynb": edited(read(source, "lookup"), WRONG_LOOKUP)})
+    nbgrader(course, "autograde", ASSIGNMENT, "--student", "re*")  # reference and released, with the course's timeout
+    nbgrader(course, "autograde", ASSIGNMENT, "--student", "slips", f"--Execute.timeout={LOOP_TIMEOUT}")
+    nbgrader(course, "generate_feedback", ASSIGNMENT)
+    nbgrader(course, "export")
+    print("nbgrader seconds:", {step: round(seconds, 1) for step, seconds in SECONDS.items()})
+    return course
+
+
+def grades(course):
+    with open(course / "grades.csv") as handle:
+        return {row["student_id"]: row for row in csv.DictReader(handle)}
+
+
+def notebook_scores(course, student):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "softlookup") as gradebook:
+        submission = gradebook.find_submission(ASSIGNMENT, student)
+        return {notebook.name: notebook.score for notebook in submission.notebooks}
+
+
+def test_config_sets_a_per_cell_timeout_that_fits_the_engine(course):
+    config = (course / "nbgrader_config.py").read_text()
+    assert f"c.Execute.timeout = {cell_timeout()}" in config
+    slowest = max(registry.EXERCISES, key=lambda e: e.time_limit * len(e.functions))
+    assert cell_timeout() > slowest.time_limit * len(slowest.functions)
+
+
+def test_release_keeps_neither_solutions_nor_hidden_checks(course):
+    for notebook in (course / "release" / ASSIGNMENT).glob("*.ipynb"):
+        text = notebook.read_text()
+        assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text
+        assert "raise NotImplementedError()" in text
+    hidden = (course / "release" / ASSIGNMENT / "lookup.ipynb").read_text()
+    assert 'graded(\\"lookup\\", \\"test_soft_matches_reference\\")' not in hidden
+    assert 'graded(\\"lookup\\", \\"test_lesson_table\\")' in hidden
+
+
+def test_points_in_nbgrader_are_the_registrys(course):
+    for exercise in registry.EXERCISES:
+        notebook = nbformat.read(course / "source" / ASSIGNMENT / f"{exercise.module}.ipynb", as_version=4)
+        points = sum(c.metadata.nbgrader["points"] for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade"))
+        assert points == exercise.max_points
+
+
+def test_exported_csv(course):
+    rows = grades(course)
+    total = sum(e.max_points for e in registry.EXERCISES)
+    assert set(rows) == {"reference", "released", "slips"}
+    assert all(float(row["max_score"]) == total for row in rows.values())
+    assert float(rows["reference"]["score"]) == total
+    assert float(rows["released"]["score"]) == 0
+
+
+def test_wrong_lookup_scores_as_softlookup_check_does(course):
+    with notebooks.module_folder(course / "submitted" / "slips" / ASSIGNMENT) as modules:
+        expected = {e.name: e.score for e in run(modules, ["softmax", "lookup"]).exercises}
+    scores = notebook_scores(course, "slips")
+    assert 0 < expected["lookup"] < registry.exercise("lookup").max_points
+    assert scores["lookup"] == pytest.approx(expected["lookup"])  # partial credit included
+    assert scores["softmax"] == pytest.approx(expected["softmax"])
+
+
+def test_a_looping_cell_times_out_and_the_rest_is_graded(course):
+    notebook = nbformat.read(course / "autograded" / "slips" / ASSIGNMENT / "attention.ipynb", as_version=4)
+    looping = next(c for c in notebook.cells if c.source.startswith("while True"))
+    assert any(o.output_type == "error" for o in looping.outputs)
+    scores = notebook_scores(course, "slips")
+    assert scores["attention"] == registry.exercise("attention").max_points  # defined before the loop
+    assert scores["gpt2_heads"] == 0  # not submitted
+    assert float(grades(course)["slips"]["score"]) == pytest.approx(sum(scores.values()))
+
+
+def test_feedback_shows_results_but_not_hidden_checks(course):
+    feedback = (course / "feedback" / "slips" / ASSIGNMENT / "lookup.html").read_text()
+    assert '<span class="s2">"test_lesson_table"</span>' in feedback  # a public test cell's code...
+    assert '<span class="s2">"test_soft_matches_reference"</span>' not in feedback  # ...but not a hidden one's
+    assert "BEGIN HIDDEN TESTS" not in feedback
+    assert "test_soft_matches_reference [0.3-0] failed" in feedback  # its verdict is shown, as Gradescope would
