@@ -25,6 +25,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from grader import gradebook, registry
@@ -42,9 +43,10 @@ class Student:
 
 
 def printable(name: str) -> str:
-    """A name safe for a CSV cell and a folder: undecodable bytes shown as \\xNN, path separators removed."""
+    """A file name as a student id safe for a CSV cell and a folder: bytes that are not UTF-8, and
+    characters that do not print, shown as \\xNN."""
     text = os.fsencode(name).decode("utf-8", errors="backslashreplace")
-    return "".join(c if c.isprintable() and c not in "/\\" else f"\\x{ord(c):02x}" for c in text)
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
 def students(folder: Path) -> list[Student]:
@@ -110,6 +112,7 @@ class _Batch:
 
         config.stash[plugin.BATCH] = True
 
+    @pytest.hookimpl(tryfirst=True)  # instead of pytest's own loop, which would run each check once
     def pytest_runtestloop(self, session):
         from grader import plugin
 
@@ -140,17 +143,16 @@ def _interrupt(signum, frame):
 
 
 def serve(argv: list[str]) -> int:
-    """A judge (``python -m grader.grade --serve FD OUT PYTEST-ARGS...``): students from stdin, replies to FD."""
-    import pytest
-
+    """A judge (``serve([FD, OUT, *PYTEST_ARGS])``): students from stdin, a line per student to FD."""
     from grader.check import PYTEST_ARGS, plugins_named_only
 
     replies, out, pytest_args = os.fdopen(int(argv[0]), "w"), Path(argv[1]), argv[2:]
+    requests = os.fdopen(os.dup(0), "r")  # pytest's capture points descriptor 0 at /dev/null
     signal.signal(signal.SIGTERM, _interrupt)
     with plugins_named_only(), open(os.devnull, "w") as quiet:
         sys.stdout = quiet  # pytest's own reporting is not wanted here; errors still reach stderr
         code = pytest.main([*pytest_args, *PYTEST_ARGS, "-o", "softlookup_table=false", "-p", "no:terminal"],
-                           plugins=[_Batch(sys.stdin, replies, out)])
+                           plugins=[_Batch(requests, replies, out)])
     return 0 if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED) \
         else int(code)
 
@@ -198,7 +200,7 @@ def main(argv=None) -> int:
         print(f"softlookup grade: {problem}", file=sys.stderr)
         return 2
     exercises = [registry.exercise(name) for name in args.exercise] if args.exercise else list(registry.EXERCISES)
-    everyone = students(args.submissions)
+    everyone = students(args.submissions.resolve())
     args.out.mkdir(parents=True, exist_ok=True)
     todo = [s for s in everyone if args.force or gradebook.read_student(args.out / s.id) is None]
     pytest_args = [str(path) for exercise in exercises for path in exercise.check_files(hidden=True)]
@@ -270,8 +272,10 @@ class _Judge:
     def __init__(self, out: Path, pytest_args: list[str]):
         reader, writer = os.pipe()
         self.errors = tempfile.TemporaryFile()
+        same_kit = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r}); "
+                    "from grader.grade import serve; sys.exit(serve(sys.argv[1:]))")  # the coordinator's own code
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "grader.grade", "--serve", str(writer), str(out), *pytest_args],
+            [sys.executable, "-c", same_kit, str(writer), str(out), *pytest_args],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.errors, pass_fds=[writer], text=True,
             cwd=out)
         os.close(writer)
@@ -306,7 +310,3 @@ class _Judge:
         self.errors.close()
 
 
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["--serve"]:
-        sys.exit(serve(sys.argv[2:]))
-    sys.exit(main())

@@ -66,7 +66,7 @@ def pytest_configure(config):
     solutions = config.getoption("solutions")
     config.stash[SESSION] = sandbox.Session(  # -v or -s: show everything the learner's code printed
         require_isolation=config.getoption("require_isolation"), forbidden=[solutions] if solutions else [],
-        all_output=config.getoption("verbose") > 0 or config.getoption("capture") == "no")
+        all_output=config.getoption("verbose", 0) > 0 or config.getoption("capture", "fd") == "no")
 
 
 def _check_of(item) -> tuple[registry.Exercise, bool] | None:
@@ -272,7 +272,7 @@ def pytest_terminal_summary(terminalreporter, config):
 # -- fixtures -----------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture  # per check, because softlookup grade changes the folder between students
 def submission(request):
     config = request.config
     folder = Path(config.getoption("submission")).resolve()
