@@ -20,15 +20,18 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader import notebooks, registry, sandbox
+from grader import notebooks, plugin, registry, sandbox
 from grader.cli import Parser
 from grader.results import SubmissionResult, render, write_gradescope
 
+# pytest's own plugins that the judge has no use for (several cost time on every check).
+UNUSED_PLUGINS = ("cacheprovider", "logging", "warnings", "faulthandler", "unraisableexception", "threadexception",
+                  "doctest", "junitxml", "pastebin", "stepwise")
 # How the judge runs pytest: its own configuration file, no conftest.py from anywhere, no plugin it did not
 # name, no folder put on sys.path, no assertion rewriting (the checks report through grader.judge).
 PYTEST_ARGS = ["-c", str(registry.CHECKS_DIR / "pytest.ini"), f"--rootdir={registry.CHECKS_DIR}", "--noconftest",
-               "-p", "no:cacheprovider", "-p", "grader.plugin", "--import-mode=importlib", "--assert=plain",
-               "-o", "addopts="]
+               "-p", "grader.plugin", "--import-mode=importlib", "--assert=plain", "-o", "addopts=",
+               *[arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")]]
 
 
 class _Capture:
@@ -96,7 +99,8 @@ def usage_problem(args) -> str | None:
 def grade(directory: Path, exercises: list[registry.Exercise], hidden: bool = True,
           extra: list[str] = (), verbose: bool = False) -> SubmissionResult:
     """Run the checks of ``exercises`` on ``directory`` and return the result."""
-    sandbox.preload()  # numpy's server starts now, its imports overlapping pytest's; torch's later if needed
+    # The fork servers start now, so that their imports (seconds, for torch) overlap pytest's start-up.
+    sandbox.preload(plugin.servers_needed(Path(directory), exercises))
     files = [str(path) for exercise in exercises for path in exercise.check_files(hidden)]
     args = [*files, f"--submission={directory}", *PYTEST_ARGS, "-o", "softlookup_table=false", *extra]
     if not hidden:

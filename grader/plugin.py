@@ -131,12 +131,18 @@ def begin_submission(config, folder: Path, problem: str = ""):
     config.stash[RESULT] = SubmissionResult(str(folder))
     exercises = config.stash[_EXERCISES]
     invalid = sandbox.SubmissionError("invalid", problem) if problem else None
-    ungradable = config.stash[_UNGRADABLE] = {
+    config.stash[_UNGRADABLE] = {
         exercise.module: error for exercise in exercises if (error := invalid or _ungradable(folder, exercise))}
-    kinds = list(sandbox.SERVER_KINDS)
-    sandbox.preload(max((e.needs for e in exercises if e.module not in ungradable), key=kinds.index, default="numpy"))
-    config.stash[SESSION].probe()
+    sandbox.preload(servers_needed(folder, exercises) if not problem else "numpy")
+    if config.getoption("require_isolation"):  # otherwise the first learner's worker reports what holds
+        config.stash[SESSION].probe()
     config.stash[_STARTED] = time.monotonic()
+
+
+def servers_needed(folder: Path, exercises: list[registry.Exercise]) -> str:
+    """The fork server the started exercises of ``folder`` need (the richest of their needs)."""
+    kinds = list(sandbox.SERVER_KINDS)
+    return max((e.needs for e in exercises if _ungradable(folder, e) is None), key=kinds.index, default="numpy")
 
 
 def end_submission(config) -> SubmissionResult:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -122,13 +123,11 @@ class _Worker:
     def _status_line(self, timeout: float) -> str:
         """The supervisor's next line ("pid N", "exit N" or "signal N"), or "" if none comes in time."""
         line, deadline = b"", time.monotonic() + timeout
-        os.set_blocking(self.status.fileno(), False)
-        while not line.endswith(b"\n") and time.monotonic() < deadline and len(line) < 64:
-            try:
-                chunk = os.read(self.status.fileno(), 1)
-            except BlockingIOError:
-                time.sleep(0.005)
-                continue
+        while not line.endswith(b"\n") and len(line) < 64:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.status], [], [], remaining)[0]:
+                break
+            chunk = os.read(self.status.fileno(), 1)
             if not chunk:
                 break
             line += chunk
