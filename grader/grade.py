@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from grader import gradebook, registry
+from grader import gradebook, notebooks, plugin, registry
 from grader.cli import Parser
 from grader.results import write_atomically
 
@@ -108,14 +108,10 @@ class _Batch:
 
     @staticmethod
     def pytest_configure(config):
-        from grader import plugin
-
         config.stash[plugin.BATCH] = True
 
     @pytest.hookimpl(tryfirst=True)  # instead of pytest's own loop, which would run each check once
     def pytest_runtestloop(self, session):
-        from grader import plugin
-
         for line in self.requests:
             student = Student(**json.loads(line))
             with tempfile.TemporaryDirectory(prefix="softlookup-student-") as scratch:
@@ -123,19 +119,25 @@ class _Batch:
                     folder, problem = unpacked(student, Path(scratch)), student.problem
                 except ValueError as error:
                     folder, problem = Path(student.path), f"{student.id}: {error}"
-                plugin.begin_submission(session.config, folder, problem)
-                for index, item in enumerate(session.items):
-                    following = session.items[index + 1] if index + 1 < len(session.items) else None
-                    item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
-                    if session.shouldfail or session.shouldstop:
-                        raise session.Interrupted(session.shouldstop or session.shouldfail)
-                result = plugin.end_submission(session.config)
+                # Notebooks become modules before grading: the engine only ever grades modules.
+                with notebooks.module_folder(folder, keep_going=True) as modules:
+                    result = self.grade_one(session, modules, problem)
             result.submission = student.id
             gradebook.write_student(self.out / student.id, student.id, result)
             self.replies.write(json.dumps({"student": student.id, "score": result.score,
                                            "status": result.status}) + "\n")
             self.replies.flush()
         return True
+
+    @staticmethod
+    def grade_one(session, folder: Path, problem: str):
+        plugin.begin_submission(session.config, folder, problem)
+        for index, item in enumerate(session.items):
+            following = session.items[index + 1] if index + 1 < len(session.items) else None
+            item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
+            if session.shouldfail or session.shouldstop:
+                raise session.Interrupted(session.shouldstop or session.shouldfail)
+        return plugin.end_submission(session.config)
 
 
 def _interrupt(signum, frame):

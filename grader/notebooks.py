@@ -20,6 +20,7 @@ from pathlib import Path
 from grader import registry
 
 KIT_TAG = "softlookup-kit"
+MAX_NOTEBOOK_BYTES = 20 * 2**20  # a learner's notebook is read in the grader's own process: keep it bounded
 
 
 class NotebookError(ValueError):
@@ -27,19 +28,34 @@ class NotebookError(ValueError):
 
 
 def code_cells(path: Path) -> list[str]:
-    """The source of every code cell of the notebook at ``path`` that belongs to the learner."""
+    """The source of every code cell of the notebook at ``path`` that belongs to the learner.
+
+    The file is untrusted and read by the grader itself: its size is bounded
+    first, and anything that is not the shape of a notebook is refused in one line.
+    """
+    name = Path(path).name
+    if Path(path).stat().st_size > MAX_NOTEBOOK_BYTES:
+        raise NotebookError(f"{name} is larger than {MAX_NOTEBOOK_BYTES // 2**20} MB: clear its outputs and submit it again")
     try:
         cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise NotebookError(f"{Path(path).name} is not a notebook: it is not valid JSON ({error})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+        raise NotebookError(f"{name} is not a notebook: it is not valid JSON ({error})") from None
     except (KeyError, TypeError):
-        raise NotebookError(f"{Path(path).name} is not a notebook: it has no list of cells") from None
+        raise NotebookError(f"{name} is not a notebook: it has no list of cells") from None
+    if not isinstance(cells, list) or not all(isinstance(cell, dict) for cell in cells):
+        raise NotebookError(f"{name} is not a notebook: its cells are not a list of cells")
     sources = []
     for cell in cells:
-        if cell.get("cell_type") != "code" or KIT_TAG in cell.get("metadata", {}).get("tags", []):
+        metadata = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
+        tags = metadata.get("tags") if isinstance(metadata.get("tags"), list) else []
+        if cell.get("cell_type") != "code" or KIT_TAG in tags:
             continue
         source = cell.get("source", "")
-        sources.append(source if isinstance(source, str) else "".join(source))
+        if isinstance(source, list) and all(isinstance(line, str) for line in source):
+            source = "".join(source)
+        if not isinstance(source, str):
+            raise NotebookError(f"{name} is not a notebook: a code cell's source is not text")
+        sources.append(source)
     return sources
 
 
@@ -48,7 +64,7 @@ def plain_python(cell: str) -> str:
     try:
         ast.parse(cell)
         return cell
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # grading will say what is wrong with it
         pass
     if cell.lstrip().startswith("%%"):  # a cell magic: the whole cell is for IPython
         return "".join(f"# {line}" for line in cell.splitlines(keepends=True))
@@ -83,22 +99,34 @@ def chosen_sources(folder: Path, prefer_notebooks: bool) -> dict[str, Path]:
     return chosen
 
 
-def write_modules(sources: dict[str, Path], target: Path) -> None:
-    """Put ``<module>.py`` for every chosen source into ``target``."""
+def write_modules(sources: dict[str, Path], target: Path, keep_going: bool = False) -> None:
+    """Put ``<module>.py`` for every chosen source into ``target``.
+
+    A notebook that cannot be read raises NotebookError, or with
+    ``keep_going`` (a class is being graded) becomes a module that fails to
+    import with that message, so that only its exercise, and those that
+    import it, lose their points.
+    """
     for module, source in sources.items():
-        if source.suffix == ".ipynb":
-            (target / f"{module}.py").write_text(module_source(source), encoding="utf-8")
-        else:
+        if source.suffix != ".ipynb":
             shutil.copyfile(source, target / f"{module}.py")
+            continue
+        try:
+            text = module_source(source)
+        except NotebookError as error:
+            if not keep_going:
+                raise
+            text = f"raise SyntaxError({str(error)!r})\n"
+        (target / f"{module}.py").write_text(text, encoding="utf-8")
 
 
 @contextmanager
-def module_folder(folder: Path, prefer_notebooks: bool = False):
+def module_folder(folder: Path, prefer_notebooks: bool = False, keep_going: bool = False):
     """``folder`` itself when it holds modules only, else a temporary folder of modules made from it."""
     sources = chosen_sources(folder, prefer_notebooks)
     if all(source.suffix == ".py" for source in sources.values()):
         yield folder
         return
     with tempfile.TemporaryDirectory(prefix="softlookup-notebooks-") as target:
-        write_modules(sources, Path(target))
+        write_modules(sources, Path(target), keep_going)
         yield Path(target)

@@ -23,6 +23,7 @@ import pytest
 from attacks import ATTACKS, kit_copy
 from conftest import SOLUTIONS
 from grader import registry
+from grader.exercise_notebooks import learner_notebook
 from mistakes import MISTAKES
 
 NUMPY = ["softmax", "lookup", "attention"]
@@ -75,6 +76,15 @@ def klass(tmp_path_factory, kit):
         for name in NUMPY:
             archive.write(SOLUTIONS / f"{name}.py", f"zipped/{name}.py")
     expected["zipped"] = (MAX, "ok")
+    (root / "notebooks").mkdir()  # a student who worked in JupyterLab
+    for name in NUMPY:
+        source = (SOLUTIONS / f"{name}.py").read_text()
+        (root / "notebooks" / f"{name}.ipynb").write_text(learner_notebook(registry.exercise(name), source, stub=False))
+    expected["notebooks"] = (MAX, "ok")
+    _modules(root / "broken-notebook", SOLUTIONS)
+    (root / "broken-notebook" / "attention.py").unlink()
+    (root / "broken-notebook" / "attention.ipynb").write_text("{ this is not JSON")
+    expected["broken-notebook"] = (MAX - registry.exercise("attention").max_points, "invalid")  # only attention lost
     with zipfile.ZipFile(root / "escaping.zip", "w") as archive:
         archive.writestr("../../escaped.py", "x = 1\n")
     expected["escaping"] = (0.0, "invalid")
