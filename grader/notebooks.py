@@ -116,7 +116,7 @@ def write_modules(sources: dict[str, Path], target: Path, keep_going: bool = Fal
         except NotebookError as error:
             if not keep_going:
                 raise
-            text = f"raise SyntaxError({str(error)!r})\n"
+            text = f"raise SyntaxError({str(error)!r}, ({source.name!r}, None, None, None))\n"
         (target / f"{module}.py").write_text(text, encoding="utf-8")
 
 
