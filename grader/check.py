@@ -46,6 +46,54 @@ class _Capture:
         self.result = session.config.stash.get(RESULT, None)
 
 
+# -- what check and grade share ------------------------------------------------------------------
+
+
+def add_grading_options(p: Parser):
+    """The options of ``softlookup check`` and ``softlookup grade`` that reach the checks."""
+    p.add_argument("--exercise", action="append", choices=list(registry.BY_MODULE), metavar="NAME",
+                   help=f"grade only this exercise (repeatable): {', '.join(registry.BY_MODULE)}")
+    p.add_argument("--solutions", type=Path, metavar="DIR", help="reference solutions for the hidden checks")
+    p.add_argument("--time-limit", type=float, metavar="SECONDS",
+                   help="per call into the code (default 5; 30 for GPT-2)")
+    p.add_argument("--memory-limit", type=float, metavar="MB", help="memory the code may use (default 2048)")
+
+
+def grading_problem(args) -> str | None:
+    """What is wrong with the options :func:`add_grading_options` adds, in one line (None if nothing)."""
+    for option in ("time_limit", "memory_limit"):
+        value = getattr(args, option)
+        if value is not None and not value > 0:
+            return f"--{option.replace('_', '-')} must be a positive number, not {value:g}"
+    if args.solutions and not args.solutions.is_dir():
+        return f"--solutions {args.solutions} is not a folder"
+    return None
+
+
+def chosen_exercises(args) -> list[registry.Exercise]:
+    return [registry.exercise(name) for name in args.exercise] if args.exercise else list(registry.EXERCISES)
+
+
+def plugin_options(args) -> list[str]:
+    """The command line's options, as the pytest plugin takes them."""
+    gpt2_model = getattr(args, "gpt2_model", None)
+    values = {"solutions": args.solutions and args.solutions.resolve(), "time-limit": args.time_limit,
+              "memory-limit": args.memory_limit, "gpt2-model": gpt2_model and gpt2_model.resolve()}
+    options = [f"--{name}={value}" for name, value in values.items() if value is not None]
+    return options + (["--require-isolation"] if getattr(args, "require_isolation", False) else [])
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt  # pytest then finishes its session: workers stopped, temporary folders removed
+
+
+def stop_cleanly_on_sigterm():
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
+# -- softlookup check -------------------------------------------------------------------------------
+
+
 def parser() -> Parser:
     p = Parser(prog="softlookup check", description="Grade a folder of exercise modules.")
     p.add_argument("directory", nargs="?", type=Path,
@@ -54,12 +102,8 @@ def parser() -> Parser:
     p.add_argument("--notebooks", action="store_true",
                    help="grade <module>.ipynb where both it and <module>.py are there (as in assignments/)")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write Gradescope's results.json to FILE")
-    p.add_argument("--exercise", action="append", choices=list(registry.BY_MODULE), metavar="NAME",
-                   help=f"grade only this exercise (repeatable): {', '.join(registry.BY_MODULE)}")
+    add_grading_options(p)
     p.add_argument("--public", action="store_true", help="run the public checks only, not the hidden ones")
-    p.add_argument("--solutions", type=Path, metavar="DIR", help="reference solutions for hidden checks")
-    p.add_argument("--time-limit", type=float, metavar="SECONDS", help="per call into your code (default 5; 30 for GPT-2)")
-    p.add_argument("--memory-limit", type=float, metavar="MB", help="memory your code may use (default 2048)")
     p.add_argument("--gpt2-model", type=Path, metavar="DIR",
                    help="GPT-2 small, for the lesson's claims (default: $SOFTLOOKUP_GPT2, then the HF cache)")
     p.add_argument("--require-isolation", action="store_true",
@@ -82,17 +126,14 @@ def usage_problem(args) -> str | None:
                 "(default: this folder if it holds them, else ./assignments)")
     if not notebooks.chosen_sources(args.directory, prefer_notebooks=True):
         modules = ", ".join(f"{exercise.module}.py" for exercise in registry.EXERCISES)
-        return f"{args.directory} holds none of the exercise modules ({modules}) or their notebooks: is it the right folder?"
-    for option in ("time_limit", "memory_limit"):
-        value = getattr(args, option)
-        if value is not None and not value > 0:
-            return f"--{option.replace('_', '-')} must be a positive number, not {value:g}"
+        return (f"{args.directory} holds none of the exercise modules ({modules}) or their notebooks: "
+                "is it the right folder?")
+    if problem := grading_problem(args):
+        return problem
     if args.json and args.json.is_dir():
         return f"--json {args.json} is a folder; give the name of the file to write, e.g. {args.json / 'results.json'}"
     if args.json and not args.json.parent.is_dir():
         return f"cannot write {args.json}: folder {args.json.parent} does not exist"
-    if args.solutions and not args.solutions.is_dir():
-        return f"--solutions {args.solutions} is not a folder"
     return None
 
 
@@ -136,29 +177,14 @@ def plugins_named_only():
             os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = before
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt  # pytest then finishes the session: workers stopped, temporary folders removed
-
-
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     if problem := usage_problem(args):
         print(f"softlookup check: {problem}", file=sys.stderr)
         return 2
-    exercises = [registry.exercise(name) for name in args.exercise] if args.exercise else list(registry.EXERCISES)
-    extra = []
-    if args.solutions:
-        extra.append(f"--solutions={args.solutions}")
-    if args.time_limit is not None:
-        extra.append(f"--time-limit={args.time_limit}")
-    if args.memory_limit is not None:
-        extra.append(f"--memory-limit={args.memory_limit}")
-    if args.gpt2_model:
-        extra.append(f"--gpt2-model={args.gpt2_model.resolve()}")
-    if args.require_isolation:
-        extra.append("--require-isolation")
+    exercises, extra = chosen_exercises(args), plugin_options(args)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    signal.signal(signal.SIGTERM, _interrupt)
+    stop_cleanly_on_sigterm()
     if args.watch:
         return watch(args.directory.resolve(), exercises, hidden=not args.public, extra=extra)
     try:

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from grader import gradebook, notebooks, plugin, registry
+from grader import check, gradebook, notebooks, plugin, registry
 from grader.cli import Parser
 from grader.results import write_atomically
 
@@ -140,20 +140,14 @@ class _Batch:
         return plugin.end_submission(session.config)
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt  # the session then stops its workers and removes its folders
-
-
 def serve(argv: list[str]) -> int:
     """A judge (``serve([FD, OUT, *PYTEST_ARGS])``): students from stdin, a line per student to FD."""
-    from grader.check import PYTEST_ARGS, plugins_named_only
-
     replies, out, pytest_args = os.fdopen(int(argv[0]), "w"), Path(argv[1]), argv[2:]
     requests = os.fdopen(os.dup(0), "r")  # pytest's capture points descriptor 0 at /dev/null
-    signal.signal(signal.SIGTERM, _interrupt)
-    with plugins_named_only(), open(os.devnull, "w") as quiet:
+    check.stop_cleanly_on_sigterm()
+    with check.plugins_named_only(), open(os.devnull, "w") as quiet:
         sys.stdout = quiet  # pytest's own reporting is not wanted here; errors still reach stderr
-        code = pytest.main([*pytest_args, *PYTEST_ARGS, "-o", "softlookup_table=false", "-p", "no:terminal"],
+        code = pytest.main([*pytest_args, *check.PYTEST_ARGS, "-o", "softlookup_table=false", "-p", "no:terminal"],
                            plugins=[_Batch(requests, replies, out)])
     return 0 if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED) \
         else int(code)
@@ -167,11 +161,7 @@ def parser() -> Parser:
     p.add_argument("submissions", type=Path, help="folder with one subfolder (or .zip) per student")
     p.add_argument("--out", type=Path, required=True, help="where the gradebook, summary and feedback go")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="students graded at once (default 1)")
-    p.add_argument("--exercise", action="append", choices=list(registry.BY_MODULE), metavar="NAME",
-                   help=f"grade only this exercise (repeatable): {', '.join(registry.BY_MODULE)}")
-    p.add_argument("--time-limit", type=float, metavar="SECONDS", help="per call into a student's code")
-    p.add_argument("--memory-limit", type=float, metavar="MB", help="memory a student's code may use (default 2048)")
-    p.add_argument("--solutions", type=Path, metavar="DIR", help="reference solutions for the hidden checks")
+    check.add_grading_options(p)
     p.add_argument("--force", action="store_true", help="grade again students already graded in OUT")
     p.add_argument("--allow-unconfined", action="store_true",
                    help="grade even where this machine cannot confine student code fully (not recommended)")
@@ -187,13 +177,7 @@ def usage_problem(args) -> str | None:
         return "--out must not be inside the submissions folder (it would be graded as a student)"
     if args.jobs < 1:
         return f"--jobs must be 1 or more, not {args.jobs}"
-    for option in ("time_limit", "memory_limit"):
-        value = getattr(args, option)
-        if value is not None and not value > 0:
-            return f"--{option.replace('_', '-')} must be a positive number, not {value:g}"
-    if args.solutions and not args.solutions.is_dir():
-        return f"--solutions {args.solutions} is not a folder"
-    return None
+    return check.grading_problem(args)
 
 
 def main(argv=None) -> int:
@@ -201,17 +185,12 @@ def main(argv=None) -> int:
     if problem := usage_problem(args):
         print(f"softlookup grade: {problem}", file=sys.stderr)
         return 2
-    exercises = [registry.exercise(name) for name in args.exercise] if args.exercise else list(registry.EXERCISES)
+    exercises = check.chosen_exercises(args)
     everyone = students(args.submissions.resolve())
     args.out.mkdir(parents=True, exist_ok=True)
     todo = [s for s in everyone if args.force or gradebook.read_student(args.out / s.id) is None]
-    pytest_args = [str(path) for exercise in exercises for path in exercise.check_files(hidden=True)]
-    for option, value in (("time-limit", args.time_limit), ("memory-limit", args.memory_limit),
-                          ("solutions", args.solutions and args.solutions.resolve())):
-        if value is not None:
-            pytest_args.append(f"--{option}={value}")
-    if not args.allow_unconfined:
-        pytest_args.append("--require-isolation")
+    args.require_isolation = not args.allow_unconfined
+    pytest_args = [*[str(path) for e in exercises for path in e.check_files(hidden=True)], *check.plugin_options(args)]
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     interrupted, failure = False, ""
     try:

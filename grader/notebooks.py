@@ -35,7 +35,8 @@ def code_cells(path: Path) -> list[str]:
     """
     name = Path(path).name
     if Path(path).stat().st_size > MAX_NOTEBOOK_BYTES:
-        raise NotebookError(f"{name} is larger than {MAX_NOTEBOOK_BYTES // 2**20} MB: clear its outputs and submit it again")
+        raise NotebookError(f"{name} is larger than {MAX_NOTEBOOK_BYTES // 2**20} MB: clear its outputs and "
+                            "submit it again")
     try:
         cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:

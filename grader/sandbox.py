@@ -265,9 +265,11 @@ class _Slot:
             raise self.import_error
         if function in self.hung:
             raise self.hung[function]
-        if self.directory and not self.trusted and not os.path.isfile(os.path.join(self.directory, f"{self.module}.py")):
-            self.import_error = SubmissionError("missing", f"there is no {self.module}.py in {self.origin}: put "
-                                                f"your file there, or check the folder name", f"importing {self.module}.py")
+        module_file = os.path.join(self.directory or "", f"{self.module}.py")
+        if self.directory and not self.trusted and not os.path.isfile(module_file):
+            self.import_error = SubmissionError(
+                "missing", f"there is no {self.module}.py in {self.origin}: put your file there, or check the "
+                "folder name", f"importing {self.module}.py")
             raise self.import_error
         from_disk = {spec for spec in codec.model_specs(list(args)) if spec.kind == "real"}
         if not from_disk <= self.models:  # loading takes seconds: do it before learner code, in a new worker

@@ -32,6 +32,7 @@ def test_an_honest_submission_after_the_attacks_keeps_full_marks(kit, tmp_path):
     from attacks import Attack
 
     softmax = (SOLUTIONS / "softmax.py").read_text()
-    honest = Attack("honest", "none", (SOLUTIONS / "lookup.py").read_text().replace("from softmax import softmax\n", softmax))
+    lookup = (SOLUTIONS / "lookup.py").read_text().replace("from softmax import softmax\n", softmax)
+    honest = Attack("honest", "none", lookup)
     outcome = run_attack(honest, kit, tmp_path)
     assert outcome.exit_code == 0 and outcome.score == registry.exercise("lookup").max_points, outcome.output[-3000:]
