@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import selectors
-import signal
 import subprocess
 import sys
 import tempfile
@@ -281,7 +280,7 @@ class _Judge:
 
     def stop(self):
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
+            self.process.terminate()  # a judge stops cleanly on SIGTERM, which nohup does not ignore
             try:
                 self.process.wait(30)
             except subprocess.TimeoutExpired:

@@ -26,12 +26,19 @@ def pytest_configure(config):
 
 
 def load_solution(module: str):
-    """A reference solution, imported from solutions/ (on sys.path only meanwhile, for the modules it imports)."""
+    """A reference solution, imported from solutions/ (on sys.path only meanwhile, for the modules it imports).
+
+    Nothing it loads stays in sys.modules, where a later `import softmax` would find it.
+    """
+    before = set(sys.modules)
     sys.path.insert(0, str(SOLUTIONS))
     try:
         return importlib.import_module(module)
     finally:
         sys.path.remove(str(SOLUTIONS))
+        for name in set(sys.modules) - before:
+            if str(getattr(sys.modules[name], "__file__", "")).startswith(str(SOLUTIONS)):
+                del sys.modules[name]
 
 
 def make_submission(folder: Path, files: dict[str, str] | None = None, append: dict[str, str] | None = None) -> Path:

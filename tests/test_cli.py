@@ -17,6 +17,11 @@ SOFTLOOKUP = [sys.executable, "-m", "grader.cli"]
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "120"}
 
 
+def with_ctrl_c():
+    """In a child: Ctrl-C (SIGINT) works, even when this run was started where it is ignored (nohup, `&`)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def softlookup(*args, cwd=None, **env):
     return subprocess.run([*SOFTLOOKUP, *map(str, args)], capture_output=True, text=True, cwd=cwd,
                           env={**ENV, **env}, timeout=600)
@@ -220,7 +225,7 @@ def test_watch_grades_again_on_save_and_stops_on_ctrl_c(tmp_path):
     shutil.copytree(ASSIGNMENTS, folder)
     watcher = subprocess.Popen([*SOFTLOOKUP, "check", str(folder), "--watch", "--exercise", "softmax",
                                 "--exercise", "lookup"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, env=ENV)
+                               text=True, env=ENV, preexec_fn=with_ctrl_c)
     seen = []
 
     def wait_for(fragment):

@@ -25,6 +25,7 @@ from conftest import SOLUTIONS
 from grader import registry
 from grader.exercise_notebooks import learner_notebook
 from mistakes import MISTAKES
+from test_cli import with_ctrl_c
 
 NUMPY = ["softmax", "lookup", "attention"]
 PARTIAL = [m for m in MISTAKES if m.module in NUMPY][::4]  # a spread of wrong implementations
@@ -98,7 +99,7 @@ def grade(kit: Path, submissions: Path, out: Path, *extra, wait=True):
     env = {**os.environ, "PYTHONPATH": str(kit), "HF_HUB_OFFLINE": "1"}
     if not wait:  # (run elsewhere than the kit's root, which would put the real kit ahead of the copy)
         return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                cwd=out.parent)
+                                cwd=out.parent, preexec_fn=with_ctrl_c)
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=900, cwd=out.parent)
 
 
