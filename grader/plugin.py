@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import registry, release, sandbox
+from grader import registry, sandbox, stubs
 from grader.judge import CheckFailure
 from grader.results import CheckResult, SubmissionResult
 
@@ -167,7 +167,7 @@ def _ungradable(folder: Path, exercise: registry.Exercise) -> sandbox.Submission
     if not path.is_file():
         return sandbox.SubmissionError("missing", f"there is no {label} in {folder}: put your file there, or "
                                        "check the folder name", f"importing {label}")
-    if release.untouched(path, exercise.functions):
+    if stubs.untouched(path, exercise.functions):
         return sandbox.SubmissionError("not_implemented", "", f"{label}: every function")
     return None
 

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from conftest import ASSIGNMENTS, SOLUTIONS, make_submission, run
-from grader import registry, release
+from grader import registry, release, stubs
 
 
 def defined_functions(path):
@@ -286,10 +286,10 @@ def test_other_right_answers_earn_full_marks(tmp_path, variant):
 def test_untouched_stubs_are_recognised_without_running_them(tmp_path, source, expected):
     path = tmp_path / "module.py"
     path.write_text(source)
-    assert release.untouched(path, ("f",)) is expected
+    assert stubs.untouched(path, ("f",)) is expected
 
 
 def test_every_released_stub_is_recognised_as_untouched():
     for exercise in registry.EXERCISES:
-        assert release.untouched(ASSIGNMENTS / f"{exercise.module}.py", exercise.functions)
-        assert not release.untouched(SOLUTIONS / f"{exercise.module}.py", exercise.functions)
+        assert stubs.untouched(ASSIGNMENTS / f"{exercise.module}.py", exercise.functions)
+        assert not stubs.untouched(SOLUTIONS / f"{exercise.module}.py", exercise.functions)
