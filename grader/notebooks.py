@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -107,10 +108,19 @@ def write_modules(sources: dict[str, Path], target: Path, keep_going: bool = Fal
     ``keep_going`` (a class is being graded) becomes a module that fails to
     import with that message, so that only its exercise, and those that
     import it, lose their points.
+
+    A source that is a link out of its folder is never read here: it goes into
+    ``target`` as a link to the same file, which the engine refuses as it
+    refuses such a link in a folder of modules. Copying through it would hand
+    the judge whatever it points at (the reference solutions, at a guessable path).
     """
     for module, source in sources.items():
+        destination = target / f"{module}.py"
+        if source.is_symlink() and source.parent.resolve() not in source.resolve().parents:
+            os.symlink(source.resolve(), destination)
+            continue
         if source.suffix != ".ipynb":
-            shutil.copyfile(source, target / f"{module}.py")
+            shutil.copyfile(source, destination)
             continue
         try:
             text = module_source(source)
@@ -118,7 +128,7 @@ def write_modules(sources: dict[str, Path], target: Path, keep_going: bool = Fal
             if not keep_going:
                 raise
             text = f"raise SyntaxError({str(error)!r}, ({source.name!r}, None, None, None))\n"
-        (target / f"{module}.py").write_text(text, encoding="utf-8")
+        destination.write_text(text, encoding="utf-8")
 
 
 @contextmanager

@@ -103,6 +103,17 @@ def test_modules_win_over_notebooks_unless_asked(tmp_path):
         assert run(modules, ["softmax"]).full_marks
 
 
+
+def test_a_link_to_the_reference_beside_a_notebook_earns_nothing(tmp_path):
+    """Notebooks are converted by the judge itself: it must not read the reference through a learner's link."""
+    folder = tmp_path / "linked"
+    folder.mkdir()
+    shutil.copy(ASSIGNMENTS / "attention.ipynb", folder)  # any notebook, so the folder is converted
+    (folder / "softmax.py").symlink_to(SOLUTIONS / "softmax.py")
+    with notebooks.module_folder(folder) as modules:
+        result = run(modules, ["softmax"])
+    assert result.score == 0 and "is a link to" in result.exercises[0].checks[0].message
+
 # -- the kernel's definitions become a module ---------------------------------------------------
 
 
