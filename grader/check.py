@@ -3,7 +3,9 @@
 Runs the checks with pytest in this process (the learner's code runs in
 workers, never here), prints a table per exercise and optionally writes
 Gradescope's results.json. Exit status: 0 at full marks, 1 otherwise, 2 for
-bad usage.
+bad usage. In a student bundle (:mod:`grader.edition`) there are only public
+checks: the total is out of their points, and a line says what the hidden
+ones add.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader import notebooks, plugin, registry, sandbox
+from grader import edition, notebooks, plugin, registry, sandbox
 from grader.cli import Parser
 from grader.results import SubmissionResult, render, write_gradescope
 
@@ -138,8 +140,8 @@ def usage_problem(args) -> str | None:
 
 
 def grade(directory: Path, exercises: list[registry.Exercise], hidden: bool = True,
-          extra: list[str] = (), verbose: bool = False) -> SubmissionResult:
-    """Run the checks of ``exercises`` on ``directory`` and return the result."""
+          extra: list[str] = (), verbose: bool = False, plugins=()) -> SubmissionResult:
+    """Run the checks of ``exercises`` on ``directory`` and return the result (``plugins``: more pytest plugins)."""
     # The fork servers start now, so that their imports (seconds, for torch) overlap pytest's start-up.
     sandbox.preload(plugin.servers_needed(Path(directory), exercises))
     files = [str(path) for exercise in exercises for path in exercise.check_files(hidden)]
@@ -149,10 +151,10 @@ def grade(directory: Path, exercises: list[registry.Exercise], hidden: bool = Tr
     capture, output = _Capture(), io.StringIO()
     with plugins_named_only():
         if verbose:
-            code = pytest.main([*args, "-v"], plugins=[capture])
+            code = pytest.main([*args, "-v"], plugins=[capture, *plugins])
         else:
             with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-                code = pytest.main([*args, "-q"], plugins=[capture])
+                code = pytest.main([*args, "-q"], plugins=[capture, *plugins])
     if code == pytest.ExitCode.INTERRUPTED:
         raise KeyboardInterrupt
     if capture.result is None or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
@@ -197,7 +199,10 @@ def main(argv=None) -> int:
         print("softlookup check: interrupted; nothing was written", file=sys.stderr)
         return 130
     result.submission = str(args.directory)
-    render(result, Console(highlight=False))
+    console = Console(highlight=False)
+    render(result, console)
+    if (student := edition.student()) is not None:
+        console.print(student.note([exercise.module for exercise in exercises], result.max_score), soft_wrap=True)
     if args.json:
         try:
             write_gradescope(result, args.json)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 
 COMMANDS = {
     "check": ("grader.check", "grade a folder of exercise modules"),
     "grade": ("grader.grade", "grade a class: one subfolder (or .zip) per student"),
     "hint": ("grader.hint", "hints for an exercise you are stuck on"),
-    "release": ("grader.release", "make assignments/ (modules, notebooks) or an nbgrader course from solutions/"),
+    "release": ("grader.release", "make assignments/, a student bundle, a Gradescope autograder or an nbgrader course"),
     "gpt2-report": ("grader.report", "measure the lesson's GPT-2 numbers and draw the head"),
     "fetch-gpt2": ("grader.fetch", "download GPT-2 small (on a machine with internet)"),
 }
@@ -22,14 +23,17 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-USAGE = "usage: softlookup {" + ",".join(COMMANDS) + "} [options]   (softlookup COMMAND --help for more)"
+def available() -> dict[str, tuple[str, str]]:
+    """The commands whose modules are installed: a student bundle leaves the instructor's out."""
+    return {name: entry for name, entry in COMMANDS.items() if importlib.util.find_spec(entry[0]) is not None}
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    commands = available()
     if not argv or argv[0] in ("-h", "--help"):
-        print(USAGE)
-        for name, (_, summary) in COMMANDS.items():
+        print("usage: softlookup {" + ",".join(commands) + "} [options]   (softlookup COMMAND --help for more)")
+        for name, (_, summary) in commands.items():
             print(f"  {name:<14}{summary}")
         return 0 if argv else 2
     if argv[0] == "--version":
@@ -38,10 +42,10 @@ def main(argv=None) -> int:
         print(f"softlookup {version('softlookup')}")
         return 0
     name, rest = argv[0], argv[1:]
-    if name not in COMMANDS:
-        print(f"softlookup: unknown command {name!r}; choose one of: {', '.join(COMMANDS)}", file=sys.stderr)
+    if name not in commands:
+        print(f"softlookup: unknown command {name!r}; choose one of: {', '.join(commands)}", file=sys.stderr)
         return 2
-    return importlib.import_module(COMMANDS[name][0]).main(rest)
+    return importlib.import_module(commands[name][0]).main(rest)
 
 
 if __name__ == "__main__":

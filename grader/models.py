@@ -89,6 +89,21 @@ def tiny_model(seed: int = 0, head: str = "lm") -> GPT2LMHeadModel | GPT2Model:
     return model.eval()
 
 
+def digest(model) -> str:
+    """A fingerprint of a model's weights, equal only for bit-identical weights.
+
+    A student bundle's recorded answers (:mod:`grader.ground_truth`) hold only
+    for the tiny GPT-2 they were computed on; another torch or transformers
+    may initialise it differently under the same seed.
+    """
+    import hashlib
+
+    hasher = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        hasher.update(name.encode())
+        hasher.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return hasher.hexdigest()
+
 def real_tokenizer() -> GPT2Tokenizer:
     """GPT-2's own tokenizer, from OpenAI's BPE files shipped with the kit (see NOTICE.md).
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import registry, sandbox, stubs
+from grader import ground_truth, registry, sandbox, stubs
 from grader.judge import CheckFailure
 from grader.results import CheckResult, SubmissionResult
 
@@ -303,5 +303,6 @@ def reference(request):
 
 @pytest.fixture(scope="session")
 def kit(request):
-    return sandbox.Namespace(request.config.stash[SESSION], None, lambda module: KIT_LIMITS, package="grader",
-                             trusted=True)
+    namespace = sandbox.Namespace(request.config.stash[SESSION], None, lambda module: KIT_LIMITS, package="grader",
+                                  trusted=True)
+    return ground_truth.for_checks(namespace, request.config)

@@ -6,12 +6,13 @@ NotImplementedError`` at the same indentation; every other line, docstrings
 included, is copied as it is. Each module also becomes a notebook beside it
 (:mod:`grader.exercise_notebooks`). ``--check`` only compares, for CI and the
 kit's tests: it fails when ``assignments/`` is out of date.
-``softlookup release nbgrader COURSE`` writes an nbgrader course instead
-(:mod:`grader.nbgrader_course`).
+``softlookup release student OUT``, ``gradescope ZIP`` and ``nbgrader
+COURSE`` make the releases for a class instead (:data:`RELEASES`).
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 from pathlib import Path
@@ -20,6 +21,11 @@ from grader import registry
 from grader.cli import Parser
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+RELEASES = {  # softlookup release NAME ...: the other things made from solutions/
+    "student": ("grader.bundle", "OUT: the students' bundle, without the reference or the hidden checks"),
+    "gradescope": ("grader.gradescope", "ZIP: a Gradescope autograder"),
+    "nbgrader": ("grader.nbgrader_course", "COURSE: an nbgrader course"),
+}
 _DEF = re.compile(r"^\s*def (\w+)\(")
 
 
@@ -68,12 +74,11 @@ def planned(solutions: Path, assignments: Path) -> dict[Path, str]:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["nbgrader"]:
-        from grader import nbgrader_course
-
-        return nbgrader_course.main(argv[1:])
+    if argv[:1] and argv[0] in RELEASES:
+        return importlib.import_module(RELEASES[argv[0]][0]).main(argv[1:])
     parser = Parser(prog="softlookup release", description=__doc__.splitlines()[0],
-                    epilog="softlookup release nbgrader COURSE: write an nbgrader course (see its --help)")
+                    epilog="; ".join(f"softlookup release {name} {what}" for name, (_, what) in RELEASES.items())
+                    + " (each has its --help)")
     parser.add_argument("--solutions", type=Path, default=registry.KIT_ROOT / "solutions")
     parser.add_argument("--assignments", type=Path, default=registry.KIT_ROOT / "assignments")
     parser.add_argument("--check", action="store_true", help="only report whether assignments/ is up to date")

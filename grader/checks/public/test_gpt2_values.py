@@ -148,7 +148,8 @@ def test_value_contributions(submission, truth, layer, head, position):
     mistake = diagnose(shares, candidates)
     judge.close(shares, lesson.value_shares(weights, values), what, atol=1e-6, rtol=1e-5,
                 hint=f"These are {mistake}." if mistake else
-                "sizes = weights[position] * np.linalg.norm(values, axis=1); shares = sizes / sizes.sum().")
+                "Take row `position` of the head's weights, multiply each weight by the length of its token's "
+                "value vector (np.linalg.norm along axis 1), and divide these sizes by their sum.")
 
 
 # -- the lesson's claim, on GPT-2 small when its weights are here ------------------------
