@@ -47,6 +47,7 @@ KEPT_BACK = {
     "report.py": "gpt2-report measures the lesson's figures with gpt2.py",
     "bundle.py": "makes this bundle",
     "gradescope.py": "makes the Gradescope autograder, solutions included",
+    "autograder.py": "what the Gradescope autograder runs: every check, hidden ones included",
     "distribution.py": "the releases' shared packaging",
     "leak_scan.py": "lists the reference's lines and the hidden checks it looks for",
 }

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
+import site
+import subprocess
 import sys
 from pathlib import Path
 
@@ -67,6 +69,21 @@ def solved_folder(folder: Path) -> Path:
         source = (SOLUTIONS / f"{exercise.module}.py").read_text()
         (folder / f"{exercise.module}.ipynb").write_text(learner_notebook(exercise, source, stub=False))
     return folder
+
+
+def fresh_venv(folder: Path) -> Path:
+    """A new venv for a release to be installed into; returns its python.
+
+    It sees this venv's packages through a .pth line, so installing a
+    release resolves its dependencies without downloading torch again. It
+    does not see the kit installed here in editable mode: Python reads .pth
+    files only in a venv's own site-packages, and one of those installs the
+    kit's editable finder.
+    """
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    (folder / "lib" / version / "site-packages" / "inherited.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    return folder / "bin" / "python"
 
 
 def run(folder: Path, modules: list[str] | None = None, hidden: bool = True, time_limit: float | None = None):
