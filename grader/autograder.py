@@ -108,6 +108,7 @@ def run(root: Path) -> int:
         return 1
     render(result, console)
     report = gradescope(result)
+    del report["max_score"]  # not in Gradescope's schema: the assignment's settings hold its total
     report["output"] = summary(result)
     write_atomically(results, json.dumps(report, indent=2) + "\n")
     return 0

@@ -10,7 +10,8 @@ Fixtures for checks:
   ``assignments``); ``submission.lookup.soft_lookup(...)`` runs in a worker.
 * ``reference``: the reference solutions, for hidden checks.
 * ``kit``: the kit's own modules in a worker (``kit.gpt2...``), so the judge
-  never imports torch.
+  never imports torch; in a student bundle, ``kit.gpt2``'s answers are
+  recorded ones (:mod:`grader.ground_truth`).
 """
 
 from __future__ import annotations
