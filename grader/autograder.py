@@ -17,22 +17,19 @@ A submission holds modules (``softmax.py``) or notebooks
 (``softmax.ipynb``), at its top or in one folder below it (``assignments/``
 of a bundle pushed from GitHub, or the folder a zip unpacks to). Where both
 a module and a notebook of an exercise are there, the module is graded
-unless it is still the untouched stub.
+unless it is still the untouched stub (:func:`grader.notebooks.chosen_sources`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from rich.console import Console
 
-from grader import notebooks, registry, stubs
+from grader import notebooks, registry
 from grader.results import SubmissionResult, gradescope, render, write_atomically
 
 ROOT = Path("/autograder")
@@ -45,32 +42,6 @@ def locate(submission: Path) -> Path:
     below = [folder for folder in sorted(submission.iterdir()) if folder.is_dir() and not folder.is_symlink()
              and not folder.name.startswith(".") and notebooks.chosen_sources(folder, prefer_notebooks=True)]
     return below[0] if len(below) == 1 else submission  # none, or several: the checks say what is missing
-
-
-def notebooks_to_grade(folder: Path) -> dict[str, Path]:
-    """The exercises whose notebook is graded: there is one, and no module or only the untouched stub."""
-    chosen = {}
-    for exercise in registry.EXERCISES:
-        module, notebook = folder / f"{exercise.module}.py", folder / f"{exercise.module}.ipynb"
-        if notebook.is_file() and (not module.is_file() or stubs.untouched(module, exercise.functions)):
-            chosen[exercise.module] = notebook
-    return chosen
-
-
-@contextlib.contextmanager
-def graded_folder(folder: Path):
-    """``folder`` itself, or a copy of it (links kept as links) with the notebooks to grade made modules."""
-    chosen = notebooks_to_grade(folder)
-    if not chosen:
-        yield folder
-        return
-    with tempfile.TemporaryDirectory(prefix="softlookup-submission-") as scratch:
-        target = Path(scratch) / "submission"
-        shutil.copytree(folder, target, symlinks=True, ignore=shutil.ignore_patterns(".*", "__pycache__"))
-        for module in chosen:
-            (target / f"{module}.py").unlink(missing_ok=True)
-        notebooks.write_modules(chosen, target)
-        yield target
 
 
 def summary(result: SubmissionResult) -> str:
@@ -88,7 +59,7 @@ def grade(submission: Path, solutions: Path) -> SubmissionResult:
     from grader.check import grade as run_checks
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    with graded_folder(locate(submission)) as folder:
+    with notebooks.module_folder(locate(submission)) as folder:
         return run_checks(folder, list(registry.EXERCISES), hidden=True,
                           extra=[f"--solutions={solutions}", "--require-isolation"])
 

@@ -24,8 +24,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from grader import classroom, distribution, edition, ground_truth, leak_scan, registry
-from grader.cli import Parser
-from grader.release import MarkerError, planned
+from grader.release import planned
 
 # The grader package's files that learners get.
 SHIPPED = [
@@ -99,11 +98,11 @@ def record_ground_truth(solutions: Path) -> dict:
     return record
 
 
-def readme(hidden: dict[str, list[str]]) -> str:
+def readme(hidden: dict[str, list[str]], torch: str) -> str:
     rows = "\n".join(
         f"| `{e.module}.py` | {e.title} | {sum(p for n, p in e.points.items() if n not in hidden[e.module]):g} "
         f"| {sum(e.points[n] for n in hidden[e.module]):g} |" for e in registry.EXERCISES)
-    return README.format(rows=rows)
+    return README.format(rows=rows, torch=torch)
 
 
 README = """\
@@ -120,8 +119,9 @@ With Python 3.11 or later, in this folder:
 
 ```bash
 python3 -m venv .venv
-.venv/bin/pip install torch --index-url https://download.pytorch.org/whl/cpu   # torch's small CPU build
-.venv/bin/pip install .
+source .venv/bin/activate
+pip install torch=={torch} --index-url https://download.pytorch.org/whl/cpu   # torch's small CPU build
+pip install .
 ```
 
 ## Working
@@ -136,6 +136,9 @@ softlookup hint lookup                # the next hint for an exercise
 Prefer notebooks? Run `jupyter lab`, open `assignments/softmax.ipynb` and
 so on: the last cell of each checks what the notebook has run, and the
 house-price and attention widgets draw what your own functions compute.
+Work in the module or in the notebook of an exercise, not both:
+`softlookup check` grades the module once you have changed it, and the
+notebook while the module is still the untouched stub.
 
 A failed check says what it expected, what it received and the mistake that
 usually causes the difference. `softlookup check` exits 0 at full marks.
@@ -176,14 +179,14 @@ def write_bundle(out: Path, solutions: Path):
         path.write_text(text)
     workflow = out / ".github" / "workflows" / "classroom.yml"
     workflow.parent.mkdir(parents=True)
-    python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    workflow.write_text(classroom.workflow(python, record["made_with"]["torch"].split("+")[0]))
+    python, torch = f"{sys.version_info.major}.{sys.version_info.minor}", record["made_with"]["torch"].split("+")[0]
+    workflow.write_text(classroom.workflow(python, torch))
     requirements = distribution.dependencies(DEPENDENCIES, pins={"transformers": version("transformers")})
     files = {
         "pyproject.toml": distribution.pyproject(
             "Exercises on attention as a soft lookup, with their public checks", requirements, ["softlookup"],
             ["data/gpt2/*", "data/*.json", "checks/pytest.ini"]),
-        "README.md": readme(hidden),
+        "README.md": readme(hidden, torch),
         ".gitignore": GITIGNORE,
         "softlookup.py": (registry.KIT_ROOT / "softlookup.py").read_text(),
     }
@@ -192,18 +195,14 @@ def write_bundle(out: Path, solutions: Path):
 
 
 def main(argv=None) -> int:
-    parser = Parser(prog="softlookup release student", description=__doc__.splitlines()[0])
-    parser.add_argument("out", type=Path, help="the folder to write (new, or empty)")
-    parser.add_argument("--solutions", type=Path, default=registry.KIT_ROOT / "solutions")
-    args = parser.parse_args(argv)
-    if not args.solutions.is_dir():
-        parser.error(f"{args.solutions} is not a folder of solutions (give --solutions DIR)")
+    parser, args = distribution.release_arguments("softlookup release student", __doc__.splitlines()[0], "out",
+                                                  "the folder to write (new, or empty)", argv)
     if args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
         parser.error(f"{args.out} exists and is not an empty folder; give a new one")
     args.out.mkdir(parents=True, exist_ok=True)
     try:
         write_bundle(args.out, args.solutions)
-    except (MarkerError, FileNotFoundError, RuntimeError) as error:
+    except (ValueError, OSError, RuntimeError) as error:  # MarkerError is a ValueError
         print(f"softlookup release student: {error}", file=sys.stderr)
         return 2
     leaks = leak_scan.findings(leak_scan.folder_texts(args.out), args.solutions)

@@ -15,6 +15,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 from grader import registry
+from grader.cli import Parser
 
 PYPROJECT = '''[build-system]
 requires = ["setuptools>=68"]
@@ -82,3 +83,14 @@ def copy_files(names: list[str], source: Path, target: Path) -> list[Path]:
             shutil.copyfile(origin, destination)
             written.append(destination)
     return written
+
+
+def release_arguments(prog: str, description: str, target: str, help: str, argv):
+    """``softlookup release NAME TARGET [--solutions DIR]`` parsed: (parser, args); a missing solutions folder refused."""
+    parser = Parser(prog=prog, description=description)
+    parser.add_argument(target, type=Path, help=help)
+    parser.add_argument("--solutions", type=Path, default=registry.KIT_ROOT / "solutions")
+    args = parser.parse_args(argv)
+    if not args.solutions.is_dir():
+        parser.error(f"{args.solutions} is not a folder of solutions (give --solutions DIR)")
+    return parser, args

@@ -30,7 +30,6 @@ from packaging.utils import canonicalize_name
 
 from grader import distribution as releases
 from grader import registry
-from grader.cli import Parser
 
 GRADING = ["numpy", "pytest", "rich", "torch", "transformers", "nbformat"]  # what grading imports
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -114,12 +113,8 @@ def write_zip(path: Path, solutions: Path):
 
 
 def main(argv=None) -> int:
-    parser = Parser(prog="softlookup release gradescope", description=__doc__.splitlines()[0])
-    parser.add_argument("zip", type=Path, help="the zip to write, e.g. autograder.zip")
-    parser.add_argument("--solutions", type=Path, default=registry.KIT_ROOT / "solutions")
-    args = parser.parse_args(argv)
-    if not args.solutions.is_dir():
-        parser.error(f"{args.solutions} is not a folder of solutions (give --solutions DIR)")
+    parser, args = releases.release_arguments("softlookup release gradescope", __doc__.splitlines()[0], "zip",
+                                              "the zip to write, e.g. autograder.zip", argv)
     if args.zip.is_dir() or not args.zip.parent.is_dir():
         parser.error(f"cannot write {args.zip}: give a file name in an existing folder")
     try:

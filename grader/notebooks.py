@@ -18,7 +18,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from grader import registry
+from grader import registry, stubs
 
 KIT_TAG = "softlookup-kit"
 MAX_NOTEBOOK_BYTES = 20 * 2**20  # a learner's notebook is read in the grader's own process: keep it bounded
@@ -87,14 +87,16 @@ def module_source(path: Path) -> str:
 def chosen_sources(folder: Path, prefer_notebooks: bool) -> dict[str, Path]:
     """For each exercise found in ``folder``, the file to grade: ``<module>.py`` or ``<module>.ipynb``.
 
-    A module file wins unless ``prefer_notebooks``: ``assignments/`` holds
-    both, and a learner who edits the ``.py`` files must not be graded on the
-    untouched notebooks.
+    ``assignments/`` holds both. A module file wins, unless ``prefer_notebooks``
+    or it is still the untouched stub: a learner who edits the ``.py`` files
+    must not be graded on the untouched notebooks, nor one who works in the
+    notebooks on the untouched modules (a folder pushed or uploaded whole).
     """
     chosen = {}
     for exercise in registry.EXERCISES:
         module, notebook = folder / f"{exercise.module}.py", folder / f"{exercise.module}.ipynb"
-        if notebook.is_file() and (prefer_notebooks or not module.is_file()):
+        if notebook.is_file() and (prefer_notebooks or not module.is_file()
+                                   or stubs.untouched(module, exercise.functions)):
             chosen[exercise.module] = notebook
         elif module.is_file():
             chosen[exercise.module] = module

@@ -95,11 +95,17 @@ def test_check_grades_a_folder_of_notebooks(tmp_path):
     assert f"Total: {points:g}/{points:g}" in done.stdout
 
 
-def test_modules_win_over_notebooks_unless_asked(tmp_path):
+def test_modules_win_over_notebooks_unless_asked_or_untouched(tmp_path):
     folder = solved_folder(tmp_path / "both")
-    shutil.copy(ASSIGNMENTS / "softmax.py", folder)  # a stub module beside a solved notebook
-    assert notebooks.chosen_sources(folder, prefer_notebooks=False)["softmax"].suffix == ".py"
-    with notebooks.module_folder(folder, prefer_notebooks=True) as modules:
+    shutil.copy(ASSIGNMENTS / "softmax.py", folder)  # an untouched stub module beside a solved notebook
+    shutil.copy(SOLUTIONS / "lookup.py", folder)  # a written module beside a solved notebook
+    started = (ASSIGNMENTS / "attention.py").read_text().replace(
+        'raise NotImplementedError("causal_mask(): replace this line with your code")', "return None")
+    (folder / "attention.py").write_text(started)  # one function begun: the module is the learner's work
+    chosen = notebooks.chosen_sources(folder, prefer_notebooks=False)
+    assert [chosen[name].suffix for name in ("softmax", "lookup", "attention")] == [".ipynb", ".py", ".py"]
+    assert notebooks.chosen_sources(folder, prefer_notebooks=True)["lookup"].suffix == ".ipynb"
+    with notebooks.module_folder(folder) as modules:
         assert run(modules, ["softmax"]).full_marks
 
 
