@@ -19,7 +19,8 @@ import pytest
 import yaml
 
 from conftest import SOLUTIONS, fresh_venv
-from grader import bundle, leak_scan, registry
+from grader import bundle, leak_scan, lesson, registry
+from grader.checks.public import test_gpt2_heads as public_gpt2_heads
 
 HIDDEN = {name for names in bundle.hidden_checks().values() for name in names}
 PUBLIC_MAX = sum(points for e in registry.EXERCISES for name, points in e.points.items() if name not in HIDDEN)
@@ -78,6 +79,14 @@ def test_the_bundle_and_its_wheel_hold_no_line_of_the_reference_and_no_hidden_ch
     names = {name for name, _ in texts}
     assert "grader/gpt2.py" not in names and not any("hidden" in name or "solutions" in name for name in names)
 
+
+def test_the_recorded_gpt2_answers_are_those_of_the_public_checks_inputs_only(made):
+    """Seed 0 and the public sentences: the hidden checks' models (seeds 1-3) and sentences are not recorded."""
+    record = json.loads((made / "grader" / "data" / "gpt2_truth.json").read_text())
+    arguments = [json.loads(key)[2]["list"] for key in record["answers"]]
+    seeds = {arg["model_spec"]["seed"] for args in arguments for arg in args if isinstance(arg, dict)}
+    texts = {arg for args in arguments for arg in args if isinstance(arg, str)}
+    assert seeds == {0} and texts == {lesson.SENTENCE, public_gpt2_heads.OTHER}
 
 def test_the_scan_finds_what_it_looks_for(tmp_path):
     """A reference line, a marker and a hidden check's name, planted in a copy, are each found."""
