@@ -30,6 +30,7 @@ import os
 import platform
 import resource
 import signal
+import site
 import struct
 import sys
 from dataclasses import asdict, dataclass, field
@@ -340,9 +341,21 @@ def restrict(*, read: list[str], write: list[str], forbidden: list[str], memory_
     )
 
 
-def python_installation() -> list[str]:
-    """The folders a Python process needs to read: the interpreter, its libraries and the system's."""
+def python_installation(forbidden: list[str]) -> list[str]:
+    """The folders a Python process needs to read: the interpreter, its libraries and the system's.
+
+    Besides the installation's own prefixes, every folder on ``sys.path``
+    (site-packages, the user's, folders that ``.pth`` files add), so that a
+    lazy import works, except a folder that holds a ``forbidden`` one: the
+    kit's own checkout is on the path of an editable install, and its
+    ``.git`` keeps every version of the solutions.
+    """
     folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-               os.path.dirname(os.path.realpath(sys.executable))}
+               os.path.dirname(os.path.realpath(sys.executable)), *site.getsitepackages()}
+    blocked = [Path(os.path.realpath(path)) for path in forbidden]
+    for entry in sys.path:
+        real = Path(os.path.realpath(entry or "."))
+        if entry and real.is_dir() and not any(real == path or real in path.parents for path in blocked):
+            folders.add(str(real))
     folders |= {"/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/etc/localtime"}
     return sorted(folders)

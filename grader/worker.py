@@ -98,7 +98,8 @@ def serve(data_fd: int, settings: Settings, namespaces: dict, host_uid: int, kee
         models = {spec: _build(spec) for spec in map(lambda plain: codec.ModelSpec(**plain), settings.models)}
         if settings.confined:
             protections = confine.restrict(
-                read=confine.python_installation() + list(settings.readable), write=[settings.scratch],
+                read=confine.python_installation(settings.forbidden) + list(settings.readable),
+                write=[settings.scratch],
                 forbidden=list(settings.forbidden), memory_bytes=settings.memory_limit,
                 cpu_seconds=settings.cpu_backstop, file_bytes=settings.file_bytes, host_uid=host_uid,
                 namespaces=namespaces).to_plain()

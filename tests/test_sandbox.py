@@ -50,6 +50,10 @@ def nested(depth):
         value = [value]
     return value
 
+def read(path):
+    with open(path) as handle:
+        return handle.read(100)
+
 def escape_codes():
     raise ValueError("\\x1b[2J\\x1b[31mcleared your screen\\u202e")
 '''
@@ -128,6 +132,23 @@ def test_trusted_code_failing_is_the_kits_problem(toy):
     _, trusted, _ = toy
     with pytest.raises(sandbox.KitError):
         trusted.toy.fail()
+
+
+@pytest.mark.parametrize("path", ["solutions/softmax.py", "tests/test_kit.py", "grader/gpt2.py", ".git/HEAD",
+                                  "README.md"])
+def test_a_learner_reads_nothing_of_the_kit(toy, path):
+    learner, trusted, _ = toy
+    target = sandbox.KIT_ROOT / path
+    if not target.exists():
+        pytest.skip(f"no {path} in this checkout")
+    assert trusted.toy.read(str(target))  # the kit's own workers may
+    with pytest.raises(sandbox.SubmissionError, match="PermissionError"):
+        learner.toy.read(str(target))
+
+
+def test_a_learner_reads_the_python_installation(toy):
+    learner, _, _ = toy
+    assert learner.toy.read(np.__file__)
 
 
 def test_prints_are_kept_capped(toy):
