@@ -8,12 +8,12 @@ import importlib.util
 import sys
 
 COMMANDS = {
-    "check": ("grader.check", "grade a folder of exercise modules"),
-    "grade": ("grader.grade", "grade a class: one subfolder (or .zip) per student"),
-    "hint": ("grader.hint", "hints for an exercise you are stuck on"),
-    "release": ("grader.release", "make assignments/, a student bundle, a Gradescope autograder or an nbgrader course"),
-    "gpt2-report": ("grader.report", "measure the lesson's GPT-2 numbers and draw the head"),
-    "fetch-gpt2": ("grader.fetch", "download GPT-2 small (on a machine with internet)"),
+    "check": ("grader.commands.check", "grade a folder of exercise modules"),
+    "grade": ("grader.commands.grade", "grade a class: one subfolder (or .zip) per student"),
+    "hint": ("grader.commands.hint", "hints for an exercise you are stuck on"),
+    "release": ("grader.commands.release", "make assignments/, a student bundle, a Gradescope autograder or an nbgrader course"),
+    "gpt2-report": ("grader.commands.report", "measure the lesson's GPT-2 numbers and draw the head"),
+    "fetch-gpt2": ("grader.commands.fetch", "download GPT-2 small (on a machine with internet)"),
 }
 
 class Parser(argparse.ArgumentParser):

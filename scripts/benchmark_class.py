@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from attacks import ATTACKS, kit_copy  # noqa: E402
 from mistakes import MISTAKES  # noqa: E402
 
-from grader import registry  # noqa: E402
-from grader.nbgrader_course import ASSIGNMENT  # noqa: E402
+from grader.engine import registry  # noqa: E402
+from grader.releases.nbgrader_course import ASSIGNMENT  # noqa: E402
 
 NUMPY = ["softmax", "lookup", "attention"]
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}

@@ -172,7 +172,7 @@ def _steal():
 import numpy as np
 
 def _truth():
-    from grader import gpt2
+    from grader.exercises import gpt2
     return gpt2
 
 def head_pattern(model, tokenizer, text, layer, head):
@@ -301,9 +301,9 @@ return [[{"a": [None]}] for _ in range(1_000_000)]
 '''),
     Attack("a codec patched to stall", "stall", '''
 import time
-import grader.codec
-grader.codec.from_plain = lambda *args, **kwargs: time.sleep(600)
-grader.codec.to_plain = lambda *args, **kwargs: time.sleep(600)
+import grader.engine.codec
+grader.engine.codec.from_plain = lambda *args, **kwargs: time.sleep(600)
+grader.engine.codec.to_plain = lambda *args, **kwargs: time.sleep(600)
 
 def exact_lookup(query, keys, values):
     return None

@@ -14,8 +14,8 @@ import pytest
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # the hub is unreachable here; fail fast instead of retrying
 
-from grader import registry, sandbox  # noqa: E402
-from grader.check import grade  # noqa: E402
+from grader.engine import registry, sandbox  # noqa: E402
+from grader.commands.check import grade  # noqa: E402
 
 SOLUTIONS = registry.KIT_ROOT / "solutions"
 ASSIGNMENTS = registry.KIT_ROOT / "assignments"
@@ -62,7 +62,7 @@ def make_submission(folder: Path, files: dict[str, str] | None = None, append: d
 
 def solved_folder(folder: Path) -> Path:
     """Every exercise's notebook with the reference solutions filled in, and no .py file beside them."""
-    from grader.exercise_notebooks import learner_notebook
+    from grader.releases.exercise_notebooks import learner_notebook
 
     folder.mkdir(parents=True, exist_ok=True)
     for exercise in registry.EXERCISES:

@@ -4,7 +4,7 @@ import pytest
 
 from attacks import ATTACKS, BOUND, SECRET, kit_copy, run_attack
 from conftest import SOLUTIONS
-from grader import registry
+from grader.engine import registry
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,9 @@ import pytest
 import yaml
 
 from conftest import SOLUTIONS, fresh_venv
-from grader import bundle, leak_scan, lesson, registry
+from grader.engine import registry
+from grader.exercises import lesson
+from grader.releases import bundle, leak_scan
 from grader.checks.public import test_gpt2_heads as public_gpt2_heads
 
 HIDDEN = {name for names in bundle.hidden_checks().values() for name in names}
@@ -104,6 +106,7 @@ def test_the_scan_finds_what_it_looks_for(tmp_path):
 def test_every_module_of_the_kit_is_shipped_or_kept_back_for_a_reason():
     package = registry.PACKAGE_DIR
     entries = {str(path.relative_to(package)) for path in package.glob("*.py")}
+    entries |= {str(path.relative_to(package)) for path in package.glob("*/*.py") if path.parent.name != "checks"}
     entries |= {str(path.relative_to(package)) for path in (package / "checks").iterdir() if path.name != "__pycache__"}
     entries |= {"data/gpt2"}
     assert entries == set(bundle.SHIPPED) | set(bundle.KEPT_BACK)
@@ -111,7 +114,7 @@ def test_every_module_of_the_kit_is_shipped_or_kept_back_for_a_reason():
 
 
 def test_the_bundle_registry_has_the_public_points_and_no_other(made):
-    points = {e.module: e.points for e in runpy.run_path(str(made / "grader" / "registry.py"))["EXERCISES"]}
+    points = {e.module: e.points for e in runpy.run_path(str(made / "grader" / "engine" / "registry.py"))["EXERCISES"]}
     assert points == {e.module: {n: p for n, p in e.points.items() if n not in HIDDEN} for e in registry.EXERCISES}
     edition = json.loads((made / "grader" / "data" / "student_edition.json").read_text())
     assert sum(edition["hidden_points"].values()) == HIDDEN_MAX

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from conftest import ASSIGNMENTS, SOLUTIONS
-from grader import registry
+from grader.engine import registry
 
 SOFTLOOKUP = [sys.executable, "-m", "grader.cli"]
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "120"}
@@ -173,7 +173,7 @@ def test_fetch_gpt2_offline_fails_in_one_line(tmp_path):
 
 def test_the_judge_never_imports_torch():
     """GPT-2 is graded in workers; the process that judges stays light and torch-free."""
-    script = ("import sys; from grader import registry; from grader.check import grade; "
+    script = ("import sys; from grader.engine import registry; from grader.commands.check import grade; "
               f"result = grade(registry.KIT_ROOT / 'solutions', list(registry.EXERCISES)); "
               "assert result.full_marks; print('torch' in sys.modules, 'transformers' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV, timeout=600)
@@ -185,7 +185,7 @@ def test_an_exercise_not_started_costs_nothing(tmp_path):
     folder = tmp_path / "work"
     shutil.copytree(ASSIGNMENTS, folder)
     shutil.copy(SOLUTIONS / "softmax.py", folder)
-    script = ("from grader import registry, sandbox; from grader.check import grade; "
+    script = ("from grader.engine import registry, sandbox; from grader.commands.check import grade; "
               f"result = grade({str(folder)!r}, list(registry.EXERCISES)); "
               "print(result.score, sorted(sandbox._servers), [e.status for e in result.exercises])")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV, timeout=600)

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from grader import codec
+from grader.engine import codec
 
 
 class LyingFloat(float):

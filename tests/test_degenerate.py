@@ -10,7 +10,7 @@ import pytest
 
 import degenerate
 from conftest import run
-from grader import registry
+from grader.engine import registry
 
 BUDGET = 0.05  # of the kit's total points
 

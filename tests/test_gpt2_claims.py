@@ -13,8 +13,9 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from conftest import SOLUTIONS
-from grader import gpt2, models, registry
-from grader.check import grade
+from grader.engine import registry
+from grader.exercises import gpt2, models
+from grader.commands.check import grade
 from test_cli import softlookup
 
 

@@ -22,8 +22,8 @@ import pytest
 
 from attacks import ATTACKS, kit_copy
 from conftest import SOLUTIONS
-from grader import registry
-from grader.exercise_notebooks import learner_notebook
+from grader.engine import registry
+from grader.releases.exercise_notebooks import learner_notebook
 from mistakes import MISTAKES
 from test_cli import with_ctrl_c
 

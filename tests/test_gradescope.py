@@ -25,7 +25,8 @@ from packaging.requirements import Requirement
 
 from attacks import ATTACKS, manifest
 from conftest import ASSIGNMENTS, SOLUTIONS, fresh_venv, solved_folder
-from grader import gradescope, registry
+from grader.engine import registry
+from grader.releases import gradescope
 from mistakes import MISTAKES
 
 MAX = sum(exercise.max_points for exercise in registry.EXERCISES)
@@ -70,7 +71,7 @@ def root(tmp_path_factory) -> Path:
     python = fresh_venv(root / "venv")
     subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
                     root / "source" / "kit"], check=True)
-    selftest = subprocess.run([python, "-I", "-m", "grader.autograder", "selftest", root], capture_output=True,
+    selftest = subprocess.run([python, "-I", "-m", "grader.commands.autograder", "selftest", root], capture_output=True,
                               text=True, timeout=300)  # setup.sh's last step
     assert selftest.returncode == 0, selftest.stdout[-3000:] + selftest.stderr[-3000:]
     return root

@@ -5,9 +5,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from grader import ground_truth
-from grader.codec import ModelSpec
-from grader.sandbox import KitError
+from grader.engine import ground_truth
+from grader.engine.codec import ModelSpec
+from grader.engine.sandbox import KitError
 
 TINY = ModelSpec(kind="tiny", seed=0)
 TEXT = "The cat sat"

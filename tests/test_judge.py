@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from grader import judge
+from grader.engine import judge
 
 
 def verdict(received, expected, **tolerance) -> str:

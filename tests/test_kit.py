@@ -6,7 +6,8 @@ import re
 import pytest
 
 from conftest import ASSIGNMENTS, SOLUTIONS, make_submission, run
-from grader import registry, release, stubs
+from grader.commands import release
+from grader.engine import registry, stubs
 
 
 def defined_functions(path):

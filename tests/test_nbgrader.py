@@ -18,8 +18,8 @@ import nbformat
 import pytest
 
 from conftest import run
-from grader import notebooks, registry
-from grader.nbgrader_course import ASSIGNMENT, cell_timeout
+from grader.engine import notebooks, registry
+from grader.releases.nbgrader_course import ASSIGNMENT, cell_timeout
 from test_cli import ENV, softlookup
 
 NBGRADER = [sys.executable, "-m", "nbgrader"]

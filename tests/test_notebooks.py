@@ -13,7 +13,9 @@ import pytest
 from nbclient import NotebookClient
 
 from conftest import ASSIGNMENTS, SOLUTIONS, run, solved_folder
-from grader import exercise_notebooks, kernel, notebooks, registry, widgets
+from grader.engine import notebooks, registry
+from grader.exercises import kernel, widgets
+from grader.releases import exercise_notebooks
 from test_cli import softlookup
 
 

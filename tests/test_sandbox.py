@@ -5,7 +5,7 @@ import time
 import numpy as np
 import pytest
 
-from grader import sandbox
+from grader.engine import sandbox
 
 TOY = '''
 import gc, os, socket, subprocess, sys, time
@@ -134,7 +134,7 @@ def test_trusted_code_failing_is_the_kits_problem(toy):
         trusted.toy.fail()
 
 
-@pytest.mark.parametrize("path", ["solutions/softmax.py", "tests/test_kit.py", "grader/gpt2.py", ".git/HEAD",
+@pytest.mark.parametrize("path", ["solutions/softmax.py", "tests/test_kit.py", "grader/exercises/gpt2.py", ".git/HEAD",
                                   "README.md"])
 def test_a_learner_reads_nothing_of_the_kit(toy, path):
     learner, trusted, _ = toy

@@ -3,7 +3,7 @@
 import pytest
 
 from conftest import failures, make_submission, run
-from grader import registry
+from grader.engine import registry
 from mistakes import MISTAKES
 
 

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from grader.codec import ModelSpec
+from grader.engine.codec import ModelSpec
 
 
 @pytest.fixture(scope="session")

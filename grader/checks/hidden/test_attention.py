@@ -6,7 +6,7 @@ Tolerance: absolute 1e-6 plus relative 1e-6 on outputs and weights.
 import numpy as np
 import pytest
 
-from grader import judge
+from grader.engine import judge
 
 SHAPES = [(1, 3, 1, 1), (3, 4, 2, 5), (6, 6, 8, 3), (2, 9, 64, 4)]  # (queries, keys, d_k, d_v)
 

@@ -7,8 +7,8 @@ on the kit's other sentences. Tolerance: absolute 1e-5 on every weight.
 import numpy as np
 import pytest
 
-from grader import judge
-from grader.codec import ModelSpec
+from grader.engine import judge
+from grader.engine.codec import ModelSpec
 
 SENTENCES = [
     "The dog chased the ball across the garden because it was bored",

@@ -7,9 +7,9 @@ on the kit's other sentences, one with <|endoftext|> first. Tolerance:
 
 import pytest
 
-from grader import judge
+from grader.engine import judge
 from grader.checks.hidden.test_gpt2_heads import CASES, IDS, SENTENCES
-from grader.codec import ModelSpec
+from grader.engine.codec import ModelSpec
 
 TOLERANCE = 1e-5
 

@@ -9,7 +9,7 @@ smaller, so an implementation that ignores ``lr`` overshoots.
 import numpy as np
 import pytest
 
-from grader import judge
+from grader.engine import judge
 from grader.checks.public.test_learning import LOSS_RTOL, SLOPE_ATOL, descent, slope_pair
 
 SEEDS = [0, 1, 2]

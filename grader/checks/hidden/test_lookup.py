@@ -7,7 +7,7 @@ probability 0. Tolerance: absolute 1e-6 plus relative 1e-6.
 import numpy as np
 import pytest
 
-from grader import judge
+from grader.engine import judge
 
 SEEDS = [0, 1, 2]
 

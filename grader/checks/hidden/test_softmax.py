@@ -6,7 +6,7 @@ Tolerance: absolute 1e-6 plus relative 1e-6 on each weight.
 import numpy as np
 import pytest
 
-from grader import judge
+from grader.engine import judge
 
 CASES = [((6,), -1), ((4, 7), -1), ((4, 7), 0), ((2, 3, 5), 1), ((2, 3, 5), -1), ((1, 5), -1)]
 

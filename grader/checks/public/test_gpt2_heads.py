@@ -8,10 +8,11 @@ claims about GPT-2 small run only where its weights are on disk.
 import numpy as np
 import pytest
 
-from grader import judge, lesson
+from grader.engine import judge
+from grader.exercises import lesson
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
-from grader.codec import ModelSpec
-from grader.sandbox import SubmissionError
+from grader.engine.codec import ModelSpec
+from grader.engine.sandbox import SubmissionError
 
 TINY = ModelSpec(kind="tiny", seed=0, head="lm")
 # recompute_head_pattern gets a model that cannot report its attention weights: only a recompute can pass.

@@ -10,9 +10,10 @@ about GPT-2 small runs only where its weights are on disk.
 import numpy as np
 import pytest
 
-from grader import judge, lesson
+from grader.engine import judge
+from grader.exercises import lesson
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
-from grader.codec import ModelSpec
+from grader.engine.codec import ModelSpec
 
 TINY = ModelSpec(kind="tiny", seed=0, head="lm")
 TOLERANCE = 1e-5  # float32 inside torch, compared in float64

@@ -11,8 +11,9 @@ below a millionth, the nearest lookup's descent not moving at all.
 import numpy as np
 import pytest
 
-from grader import judge, lesson
-from grader.sandbox import SubmissionError
+from grader.engine import judge
+from grader.exercises import lesson
+from grader.engine.sandbox import SubmissionError
 
 BEDROOMS, PRICES = np.array(lesson.BEDROOMS), np.array(lesson.PRICES)
 NINE_QUERIES = np.arange(1.0, 5.01, 0.5)  # 1, 1.5, ..., 5

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from grader import judge, lesson
+from grader.engine import judge
+from grader.exercises import lesson
 
 BEDROOMS, PRICES = list(lesson.BEDROOMS), list(lesson.PRICES)  # prices in thousands of pounds
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from grader import judge
+from grader.engine import judge
 
 # The scores of the two-number example (exercise 3) and the weights the lesson gives them.
 LESSON_SCORES = [-1.53, 2.44, 0.79, -1.05, -0.64]

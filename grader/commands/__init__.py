@@ -1,0 +1,1 @@
+"""One module per `softlookup` command (each with a ``main``), and what only a command needs."""

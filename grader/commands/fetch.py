@@ -1,0 +1,28 @@
+"""``softlookup fetch-gpt2 FOLDER``: download GPT-2 small once, on a machine with internet.
+
+Grading never downloads anything. Run this where the Hugging Face hub is
+reachable, copy FOLDER to the grading machine, and point the kit at it with
+``SOFTLOOKUP_GPT2=FOLDER`` (or ``--model FOLDER`` for gpt2-report).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from grader.cli import Parser
+
+
+def main(argv=None) -> int:
+    parser = Parser(prog="softlookup fetch-gpt2", description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path, help="where to put GPT-2 small (about 550 MB)")
+    args = parser.parse_args(argv)
+    from grader.exercises import models
+
+    try:
+        folder = models.fetch_gpt2(args.folder)
+    except models.GPT2NotFound as error:
+        print(f"softlookup fetch-gpt2: {error}", file=sys.stderr)
+        return 1
+    print(f"GPT-2 small is in {folder}; grade with SOFTLOOKUP_GPT2={folder}")
+    return 0

@@ -1,0 +1,163 @@
+"""What checks use to judge plain data: shape, type and closeness, with hints.
+
+A failed check raises :class:`CheckFailure`, whose message is what the learner
+reads: what was expected, what was received, and a hint in the lesson's
+words. The checks never show reference code, only numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.engine.codec import Unsupported
+
+
+class CheckFailure(AssertionError):
+    """A check's verdict: the message is shown to the learner as it is."""
+
+
+def fail(message: str):
+    raise CheckFailure(message)
+
+
+def show(value, digits: int = 4) -> str:
+    """A short, readable rendering of a received or expected value, to ``digits`` digits."""
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, precision=digits, threshold=24, edgeitems=2, max_line_width=100)
+    if isinstance(value, float):
+        keep_zeros = "#" if digits > 4 else ""  # extra digits were asked for: show them, zeros too (1.000000)
+        return f"{value:{keep_zeros}.{digits}g}" if abs(value) < 1e5 else f"{value:.{digits}e}"
+    return repr(value)
+
+
+def digits_to_differ(expected, received, start: int = 4) -> int:
+    """How many digits ``show`` needs so that the two values, where they differ most, read differently.
+
+    "expected 0.5379, received 0.5379" tells a learner nothing; this finds the
+    precision at which the largest difference becomes visible (fixed-point
+    decimals for arrays, significant digits for numbers).
+    """
+    a, b = np.asarray(expected, dtype=float), np.asarray(received, dtype=float)
+    if a.shape != b.shape or a.size == 0:
+        return start
+    gap = np.abs(a - b)
+    worst = int(np.argmax(np.where(np.isnan(gap), -1, gap)))
+    x, y = a.flat[worst], b.flat[worst]
+    style = "g" if a.ndim == 0 else "f"
+    return next((d for d in range(start, 18) if f"{x:.{d}{style}}" != f"{y:.{d}{style}}"), 17)
+
+
+def percent(weights) -> str:
+    return "[" + ", ".join(f"{100 * w:.2f}%" for w in np.ravel(weights)) + "]"
+
+
+def _describe_type(value) -> str:
+    if value is None:
+        return "None (did you forget a `return`?)"
+    if isinstance(value, Unsupported):
+        return f"an object of type {value.type_name}"
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)} items"
+    return f"a {type(value).__name__}"
+
+
+def array(value, what: str, shape: tuple | None = None, finite: bool = True) -> np.ndarray:
+    """``value`` as a float array, failing with a clear message if it is not one.
+
+    Lists of numbers are accepted (the maths is the same); ``None``, objects,
+    ragged lists, the wrong shape and, unless ``finite=False``, NaN or
+    infinity are not.
+    """
+    if isinstance(value, (Unsupported, str)) or value is None:
+        fail(f"{what}: expected an array of numbers, received {_describe_type(value)}.")
+    try:
+        result = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        fail(f"{what}: expected an array of numbers, received {_describe_type(value)}.")
+    if shape is not None and result.shape != tuple(shape):
+        fail(f"{what}: expected shape {tuple(shape)}, received shape {result.shape}.")
+    if finite and np.any(np.isnan(result)):
+        fail(f"{what} contains NaN: {show(result)}. Softmax gives NaN in two ways, and the numbers cannot tell "
+             "which: exp() of a large score overflowed (inf/inf; subtract the largest score first), or every "
+             "score of a row was -inf (0/0; a row where nothing may be attended, as when a mask is inverted).")
+    if finite and not np.all(np.isfinite(result)):
+        fail(f"{what} contains infinity: {show(result)}. exp() of a large score overflows to inf: subtract "
+             "the largest score before exponentiating.")
+    return result
+
+
+def number(value, what: str) -> float:
+    """``value`` as a float; a 0-d or one-element array counts as a number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.ndarray)):
+        fail(f"{what}: expected a number, received {_describe_type(value)}.")
+    if isinstance(value, np.ndarray):
+        if value.size != 1:
+            fail(f"{what}: expected a single number, received an array of shape {value.shape}.")
+        value = value.reshape(())
+    result = float(value)
+    if not np.isfinite(result):
+        fail(f"{what}: expected a finite number, received {result}.")
+    return result
+
+
+def pair(value, what: str, names: str = "(output, weights)"):
+    """A function that must return two things returned exactly two."""
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        fail(f"{what} must return a pair {names}; received {_describe_type(value)}.")
+    return value
+
+
+def close(received, expected, what: str, hint: str = "", atol: float = 1e-6, rtol: float = 1e-6):
+    """Fail unless ``received`` matches ``expected`` within ``atol + rtol*|expected|``."""
+    received_array = np.asarray(received, dtype=float)
+    expected_array = np.asarray(expected, dtype=float)
+    if received_array.shape != expected_array.shape:
+        fail(f"{what}: expected shape {expected_array.shape}, received shape {received_array.shape}.")
+    if np.allclose(received_array, expected_array, atol=atol, rtol=rtol, equal_nan=False):
+        return
+    if received_array.size == 1:
+        a, b = expected_array.item(), received_array.item()
+        digits = digits_to_differ(a, b)
+        message = f"{what}: expected {show(a, digits)}, received {show(b, digits)}"
+    else:
+        wrong = ~np.isclose(received_array, expected_array, atol=atol, rtol=rtol)
+        worst = np.unravel_index(np.argmax(np.where(wrong, np.abs(received_array - expected_array), -1)),
+                                 received_array.shape)
+        index = tuple(int(i) for i in worst)
+        a, b = float(expected_array[index]), float(received_array[index])
+        if received_array.size <= 24:
+            digits = digits_to_differ(expected_array, received_array)
+            message = f"{what}: expected {show(expected_array, digits)}, received {show(received_array, digits)}"
+        else:
+            message = f"{what}: {int(wrong.sum())} of {wrong.size} entries are off"
+        digits = digits_to_differ(a, b)
+        message += f" (largest difference at index {index}: expected {show(a, digits)}, received {show(b, digits)})"
+    fail(message + (f". {hint}" if hint else "."))
+
+
+def ranked_like(weights, scores, axis: int = -1) -> bool:
+    """Whether, along ``axis``, the weights follow the order of the scores.
+
+    A higher score never gets a smaller weight, and among the finite scores
+    of a slice that differ some weight is larger (exp() may round far-off
+    weights to 0, so ties among tiny weights are allowed). Softmax keeps this
+    order; equal weights, a constant or an echo of the input do not, so
+    property checks (sums to 1, shift invariance, ...) ask it too and a
+    degenerate answer cannot pass them.
+    """
+    weights, scores = np.asarray(weights, dtype=float), np.asarray(scores, dtype=float)
+    order = np.argsort(scores, axis=axis)
+    sorted_scores = np.take_along_axis(scores, order, axis)
+    rise_in_weight = np.diff(np.take_along_axis(weights, order, axis), axis=axis)
+    with np.errstate(invalid="ignore"):  # -inf - -inf is NaN: two masked scores, no order between them
+        rise_in_score = np.diff(sorted_scores, axis=axis) > 0
+    finite = np.isfinite(sorted_scores)
+    finite_rise = rise_in_score & np.delete(finite, 0, axis) & np.delete(finite, -1, axis)
+    never_falls = np.all(rise_in_weight[rise_in_score] >= 0)
+    rises = np.any(finite_rise & (rise_in_weight > 0), axis=axis) | ~np.any(finite_rise, axis=axis)
+    return bool(never_falls and np.all(rises))
+
+
+def expect(condition, message: str):
+    if not condition:
+        fail(message)

@@ -1,0 +1,309 @@
+"""The pytest plugin: options, the ``submission`` fixture, points and results.
+
+Installed as a pytest11 entry point, so ``pytest grader/checks`` and
+``softlookup check`` run the very same checks. The plugin stays out of the
+way of any test outside ``grader/checks``.
+
+Fixtures for checks:
+
+* ``submission``: the learner's folder (``--submission``, default
+  ``assignments``); ``submission.lookup.soft_lookup(...)`` runs in a worker.
+* ``reference``: the reference solutions, for hidden checks.
+* ``kit``: the kit's own modules in a worker (``kit.gpt2...``), so the judge
+  never imports torch; in a student bundle, ``kit.gpt2``'s answers are
+  recorded ones (:mod:`grader.engine.ground_truth`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.engine import ground_truth, registry, sandbox, stubs
+from grader.engine.judge import CheckFailure
+from grader.engine.results import CheckResult, SubmissionResult
+
+RESULT = pytest.StashKey[SubmissionResult]()
+SESSION = pytest.StashKey[sandbox.Session]()
+_CASES = pytest.StashKey[dict]()
+_UNGRADABLE = pytest.StashKey[dict]()  # exercise module -> the error every one of its checks reports
+_EXERCISES = pytest.StashKey[list]()  # the exercises whose checks were collected, in the registry's order
+BATCH = pytest.StashKey[bool]()  # set by softlookup grade: it begins and ends each submission itself
+_STARTED = pytest.StashKey[float]()
+
+# Trusted code gets generous limits, so that a loaded machine never blames a learner for the kit's slowness.
+KIT_LIMITS = sandbox.Limits(time=300.0, memory=16 * 2**30, needs="transformers")
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("softlookup", "softlookup grading")
+    group.addoption("--submission", default="assignments", metavar="DIR",
+                    help="folder with the learner's modules (default: assignments)")
+    group.addoption("--solutions", default=None, metavar="DIR",
+                    help="reference solutions for hidden checks (default: the kit's solutions/)")
+    group.addoption("--time-limit", type=float, default=None, metavar="SECONDS",
+                    help="wall time allowed per call into learner code (default: per exercise)")
+    group.addoption("--memory-limit", type=float, default=2048, metavar="MB",
+                    help="memory the learner's code may allocate (default: 2048 MB)")
+    group.addoption("--gpt2-model", default=None, metavar="DIR",
+                    help="GPT-2 small for the lesson's claims (default: $SOFTLOOKUP_GPT2, then the HF cache)")
+    group.addoption("--require-isolation", action="store_true",
+                    help="refuse to grade where the kernel cannot confine learner code fully")
+    group.addoption("--public", action="store_true",
+                    help="public checks only: the hidden ones, which need the reference solutions, are left out")
+    parser.addini("softlookup_table", "print the result table at the end (softlookup check prints its own)",
+                  type="bool", default=True)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpt2_weights: needs the real GPT-2 weights; skipped without them")
+    config.stash[RESULT] = SubmissionResult(str(config.getoption("submission")))
+    config.stash[_CASES] = {}
+    solutions = config.getoption("solutions")
+    config.stash[SESSION] = sandbox.Session(  # -v or -s: show everything the learner's code printed
+        require_isolation=config.getoption("require_isolation"), forbidden=[solutions] if solutions else [],
+        all_output=config.getoption("verbose", 0) > 0 or config.getoption("capture", "fd") == "no")
+
+
+def _check_of(item) -> tuple[registry.Exercise, bool] | None:
+    """(exercise, hidden) for an item under grader/checks, else None."""
+    path = Path(item.path)
+    if registry.CHECKS_DIR not in path.parents or not path.stem.startswith("test_"):
+        return None
+    return registry.exercise(path.stem[len("test_"):]), path.parent.name == "hidden"
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("public"):
+        hidden = [item for item in items if (found := _check_of(item)) and found[1]]
+        if hidden:
+            config.hook.pytest_deselected(items=hidden)
+            items[:] = [item for item in items if item not in hidden]
+
+
+def pytest_collection_finish(session):
+    counts = session.config.stash[_CASES]
+    exercises = set()
+    for item in session.items:
+        found = _check_of(item)
+        if found is None:
+            continue
+        exercise, _ = found
+        exercises.add(exercise)
+        name = item.originalname
+        if name not in exercise.points:
+            raise pytest.UsageError(f"check {name} in {item.path.name} has no points in grader/registry.py")
+        counts[(exercise.module, name)] = counts.get((exercise.module, name), 0) + 1
+        _report_verdicts_plainly(item)
+    hidden = {exercise for item in session.items if (found := _check_of(item)) and found[1]
+              for exercise in [found[0]]}
+    if hidden and not session.config.getoption("public"):
+        solutions = Path(session.config.getoption("solutions") or registry.KIT_ROOT / "solutions")
+        if not solutions.is_dir():  # without them the hidden checks' points would silently vanish
+            raise pytest.UsageError(f"the hidden checks need the reference solutions and {solutions} is not a "
+                                    "folder: give --solutions DIR, or --public to grade the public checks only")
+    session.config.stash[_EXERCISES] = [e for e in registry.EXERCISES if e in exercises]
+    if exercises and not session.config.stash.get(BATCH, False):
+        folder = Path(session.config.getoption("submission"))
+        if not folder.is_dir():
+            raise pytest.UsageError(f"--submission: {folder} is not a folder; give the folder with your modules")
+        try:
+            begin_submission(session.config, folder)
+        except sandbox.KitError as error:
+            raise pytest.UsageError(str(error)) from None
+
+
+def begin_submission(config, folder: Path, problem: str = ""):
+    """Make ``folder`` the submission the checks run on next, with a fresh result.
+
+    ``softlookup check`` grades one folder per pytest session; ``softlookup
+    grade`` calls this once per student in a single session, so that pytest's
+    start-up and collection, the fork servers and the reference's answers
+    serve the whole class. ``problem`` says why the folder cannot be graded
+    at all (a file where a folder should be, a broken zip): every check then
+    fails with it.
+    """
+    config.option.submission = str(folder)
+    config.stash[RESULT] = SubmissionResult(str(folder))
+    exercises = config.stash[_EXERCISES]
+    invalid = sandbox.SubmissionError("invalid", problem) if problem else None
+    config.stash[_UNGRADABLE] = {
+        exercise.module: error for exercise in exercises if (error := invalid or _ungradable(folder, exercise))}
+    sandbox.preload(servers_needed(folder, exercises) if not problem else "numpy")
+    if config.getoption("require_isolation"):  # otherwise the first learner's worker reports what holds
+        config.stash[SESSION].probe()
+    config.stash[_STARTED] = time.monotonic()
+
+
+def servers_needed(folder: Path, exercises: list[registry.Exercise]) -> str:
+    """The fork server the started exercises of ``folder`` need (the richest of their needs)."""
+    kinds = list(sandbox.SERVER_KINDS)
+    return max((e.needs for e in exercises if _ungradable(folder, e) is None), key=kinds.index, default="numpy")
+
+
+def end_submission(config) -> SubmissionResult:
+    """The result of the submission begun last; its workers are stopped and its copy removed."""
+    result, grading = config.stash[RESULT], config.stash[SESSION]
+    if _STARTED in config.stash:
+        result.seconds = time.monotonic() - config.stash[_STARTED]
+    if grading.protections is not None:
+        result.unprotected = grading.protections.missing()
+    grading.release(str(Path(config.getoption("submission")).resolve()))
+    return result
+
+
+def _ungradable(folder: Path, exercise: registry.Exercise) -> sandbox.SubmissionError | None:
+    """Why none of an exercise's checks needs to run, found without running anything: no file, or stubs only.
+
+    A learner starts one exercise at a time; the ones not started cost
+    nothing (no worker, no torch for GPT-2) and say so in one line.
+    """
+    path = folder / f"{exercise.module}.py"
+    label = f"{exercise.module}.py"
+    if not path.is_file():
+        return sandbox.SubmissionError("missing", f"there is no {label} in {folder}: put your file there, or "
+                                       "check the folder name", f"importing {label}")
+    if stubs.untouched(path, exercise.functions):
+        return sandbox.SubmissionError("not_implemented", "", f"{label}: every function")
+    return None
+
+
+def pytest_runtest_setup(item):
+    if _check_of(item) is not None:
+        item.config.stash[SESSION].printed.clear()  # what learner code prints is kept per check
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A check of an exercise that cannot earn a point fails at once: no fixture, no worker, no torch."""
+    found = _check_of(item)
+    error = item.config.stash.get(_UNGRADABLE, {}).get(found[0].module) if found else None
+    if error is None:
+        return None
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    report = pytest.TestReport(item.nodeid, item.location, {}, "failed", str(error), "call")
+    item.ihook.pytest_runtest_logreport(report=report)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    _record(item, "failed", str(error), error.kind)
+    return True
+
+
+def _report_verdicts_plainly(item):
+    """Make a failed check's report its verdict, not a traceback through the judge.
+
+    pytest would otherwise parse the source of every frame to draw a traceback
+    (about 0.2 s per failure) that a learner should not need to read.
+    """
+    traceback_report = item.repr_failure
+
+    def repr_failure(excinfo, *args, **kwargs):
+        if isinstance(excinfo.value, (CheckFailure, sandbox.SubmissionError)):
+            return str(excinfo.value)
+        return traceback_report(excinfo, *args, **kwargs)
+
+    item.repr_failure = repr_failure
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    # One result per check: from setup when it skipped or failed there, else from the call.
+    if _check_of(item) is None or report.when == "teardown" or (report.when == "setup" and report.passed):
+        return report
+    message, kind = "", ""
+    if call.excinfo is not None:
+        error = call.excinfo.value
+        if isinstance(error, (CheckFailure, sandbox.SubmissionError)):
+            message, kind = str(error), getattr(error, "kind", "")
+        elif report.skipped:
+            message = str(getattr(error, "msg", error))
+        else:
+            message = f"the grader could not judge this ({type(error).__name__}: {error}); please report it"
+            kind = "kit"
+    _record(item, "passed" if report.passed else "skipped" if report.skipped else "failed", message, kind)
+    return report
+
+
+def _record(item, outcome: str, message: str, error: str = ""):
+    """Add one case of a check to the result, with its share of the check's points."""
+    exercise, hidden = _check_of(item)
+    share = exercise.points[item.originalname] / item.config.stash[_CASES][(exercise.module, item.originalname)]
+    doc = (item.function.__doc__ or "").strip().splitlines()
+    item.config.stash[RESULT].add(
+        CheckResult(
+            exercise=exercise.module,
+            check=item.originalname,
+            case=item.callspec.id if hasattr(item, "callspec") else "",
+            title=doc[0].rstrip(".") if doc else "",
+            outcome=outcome,
+            points=share if outcome == "passed" else 0.0,
+            max_points=0.0 if outcome == "skipped" else share,
+            message=message,
+            hidden=hidden,
+            printed=_printed(item.config.stash[SESSION].printed),
+            error=error,
+        ),
+        exercise.title,
+    )
+
+
+def _printed(calls: list[tuple[str, str]]) -> str:
+    return "\n".join(f"{label} printed:\n{output}" for label, output in calls)
+
+
+def pytest_sessionfinish(session):
+    if not session.config.stash.get(BATCH, False):
+        end_submission(session.config)
+    session.config.stash[SESSION].close()
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    result = config.stash[RESULT]
+    if result.exercises and config.getini("softlookup_table"):
+        from rich.console import Console
+
+        from grader.engine.results import render
+
+        table = io.StringIO()
+        # force_jupyter=False: inside a notebook kernel rich would display the table as cell output.
+        render(result, Console(file=table, force_terminal=terminalreporter.hasmarkup, force_jupyter=False,
+                               width=shutil.get_terminal_size().columns))
+        terminalreporter.write("\n" + table.getvalue())
+
+
+# -- fixtures -----------------------------------------------------------------------
+
+
+@pytest.fixture  # per check, because softlookup grade changes the folder between students
+def submission(request):
+    config = request.config
+    folder = Path(config.getoption("submission")).resolve()
+
+    def limits_for(module: str) -> sandbox.Limits:
+        exercise = registry.exercise(module)
+        return sandbox.Limits(time=config.getoption("time_limit") or exercise.time_limit,
+                              memory=int(config.getoption("memory_limit") * 2**20), needs=exercise.needs)
+
+    return sandbox.Namespace(config.stash[SESSION], str(folder), limits_for)
+
+
+@pytest.fixture(scope="session")
+def reference(request):
+    folder = Path(request.config.getoption("solutions") or registry.KIT_ROOT / "solutions").resolve()
+
+    def limits_for(module: str) -> sandbox.Limits:
+        return dataclasses.replace(KIT_LIMITS, needs=registry.exercise(module).needs)
+
+    return sandbox.Namespace(request.config.stash[SESSION], str(folder), limits_for, trusted=True)
+
+
+@pytest.fixture(scope="session")
+def kit(request):
+    namespace = sandbox.Namespace(request.config.stash[SESSION], None, lambda module: KIT_LIMITS, package="grader.exercises",
+                                  trusted=True)
+    return ground_truth.for_checks(namespace, request.config)

@@ -1,0 +1,299 @@
+"""The learner's side of the boundary: a supervisor, and a confined worker that answers one call at a time.
+
+The fork server (:mod:`grader.engine.zygote`) starts :func:`supervise` for one folder
+and module. Two processes come of it:
+
+* the *supervisor* is trusted and never runs learner code: it enters new
+  namespaces (:mod:`grader.engine.confine`), forks the worker, tells the judge the
+  worker's pid, waits for it and reports how it ended on a status pipe that
+  the worker does not hold;
+* the *worker* builds the GPT-2 models its calls will need, confines itself,
+  reports which protections hold, and only then imports the learner's module
+  and serves calls.
+
+Nothing the worker sends is trusted by the judge: a learner's module may
+patch anything in this process, and the worst it can do is send back wrong
+numbers, which the checks then mark wrong.
+
+Messages (length-prefixed JSON, see :mod:`grader.engine.codec`): the worker says
+``{"ready": true, "protections": {...}}`` (or ``{"ready": false, "error": ...}``);
+then for each request ``{"id", "op": "import"|"call", "module", "function", "args"}``
+it answers ``{"id", "value", "output", "lines"}`` or ``{"id", "error", "output", "lines"}``,
+where ``output`` is the start of what the call printed and ``lines`` how many lines it printed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import io
+import os
+import select
+import socket
+import sys
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from grader.engine import codec, confine
+
+# What a learner's worker sees of the environment: nothing of the grader's (tokens, paths, passwords).
+LEARNER_ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HF_HUB_OFFLINE": "1",
+                       "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+                       "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the judge tells the fork server about one worker (sent as JSON)."""
+
+    directory: str | None  # put first on sys.path; None for the kit's own modules
+    scratch: str  # an empty folder to work in; the judge removes it
+    memory_limit: int  # bytes of address space the code may add to what the worker maps
+    confined: bool = True  # a learner's worker; trusted ones (reference, kit) are only limited
+    readable: list[str] = field(default_factory=list)  # folders a confined worker may read besides Python's
+    forbidden: list[str] = field(default_factory=list)  # folders carved out of those (the kit itself)
+    models: list[dict] = field(default_factory=list)  # GPT-2s from disk, loaded before any learner code runs
+    output_limit: int = 4000  # characters of printed output kept per call
+    cpu_backstop: int = 900  # seconds of CPU for the whole worker, in case the judge dies
+    scratch_bytes: int = 64 * 2**20
+    file_bytes: int = 64 * 2**20
+
+
+# -- the supervisor ------------------------------------------------------------------------
+
+
+def supervise(data_fd: int, status_fd: int, settings: Settings):
+    """Run in the fork server's child: set up, fork the worker, report its pid and its end. Never returns."""
+    confine.die_with_parent()  # the fork server ends when the judge does, and takes us along
+    host_uid = os.geteuid()
+    namespaces = confine.enter_namespaces(settings.scratch, settings.scratch_bytes) if settings.confined else {}
+    alive, alive_writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(status_fd)
+        os.close(alive_writer)
+        confine.die_with_parent()
+        if select.select([alive], [], [], 0)[0]:  # the supervisor died before the line above took effect
+            os._exit(1)
+        serve(data_fd, settings, namespaces, host_uid, keep=(alive,))
+    os.close(data_fd)
+    os.close(alive)
+    os.write(status_fd, f"pid {pid}\n".encode())
+    _, status = os.waitpid(pid, 0)
+    ending = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.waitstatus_to_exitcode(status)}"
+    os.write(status_fd, f"{ending}\n".encode())
+    os._exit(0)
+
+
+# -- the worker ---------------------------------------------------------------------------
+
+
+def serve(data_fd: int, settings: Settings, namespaces: dict, host_uid: int, keep=()):
+    """Set up, confine, report, then answer requests until the judge hangs up. Never returns."""
+    conn = socket.socket(fileno=data_fd)
+    try:
+        _isolate(settings, keep=(data_fd, *keep))
+        models = {spec: _build(spec) for spec in map(lambda plain: codec.ModelSpec(**plain), settings.models)}
+        if settings.confined:
+            protections = confine.restrict(
+                read=confine.python_installation(settings.forbidden) + list(settings.readable),
+                write=[settings.scratch],
+                forbidden=list(settings.forbidden), memory_bytes=settings.memory_limit,
+                cpu_seconds=settings.cpu_backstop, file_bytes=settings.file_bytes, host_uid=host_uid,
+                namespaces=namespaces).to_plain()
+        else:
+            confine.set_limits(settings.memory_limit, settings.cpu_backstop, settings.file_bytes)
+            protections = {}
+    except BaseException as exc:  # trusted code failed: say so rather than run learner code unprotected
+        codec.send(conn, {"ready": False, "error": describe(exc, None)})
+        os._exit(1)
+    if settings.directory:
+        sys.path.insert(0, settings.directory)
+    sys.dont_write_bytecode = True
+    codec.send(conn, {"ready": True, "protections": protections})
+    Worker(conn, settings, models).serve()
+    os._exit(0)
+
+
+def _isolate(settings: Settings, keep: tuple[int, ...]):
+    os.setsid()
+    os.chdir(settings.scratch)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):  # output from C code goes nowhere
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    for fd in _open_descriptors():  # nothing of the fork server's or the judge's stays reachable
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    if settings.confined:
+        os.environ.clear()
+        os.environ.update(LEARNER_ENVIRONMENT, HOME=settings.scratch, TMPDIR=settings.scratch,
+                          MPLCONFIGDIR=settings.scratch)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
+def _open_descriptors() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return list(range(3, 256))
+
+
+def _build(spec: codec.ModelSpec):
+    from grader.exercises import models  # torch is imported only where GPT-2 is used (and is preloaded there)
+
+    return models.build(spec)
+
+
+class _Printed(io.TextIOBase):
+    """sys.stdout for learner code: keeps the start of what is printed, counts the rest."""
+
+    def __init__(self, limit: int):
+        self.limit, self.kept, self.size, self.lines = limit, [], 0, 0
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self.lines += text.count("\n")
+        if self.size < self.limit:
+            piece = text[: self.limit - self.size]
+            self.kept.append(piece)
+            self.size += len(piece)
+        return len(text)
+
+    def text(self) -> str:
+        return "".join(self.kept)
+
+
+def _learner_frame(tb, directory: str | None):
+    """The innermost traceback frame in the learner's files, as (file, line, code)."""
+    found = None
+    for frame in traceback.extract_tb(tb):
+        if directory and os.path.abspath(frame.filename).startswith(os.path.abspath(directory)):
+            found = (os.path.basename(frame.filename), frame.lineno, (frame.line or "").strip())
+    return found
+
+
+class ArgumentChanged(Exception):
+    """The learner's function changed an argument it was given."""
+
+
+def describe(exc: BaseException, directory: str | None) -> dict:
+    """A plain-data account of an exception: kind, message and where in the learner's code."""
+    if isinstance(exc, NotImplementedError):
+        kind = "not_implemented"
+    elif isinstance(exc, SystemExit):
+        kind = "exit"
+    elif isinstance(exc, MemoryError):
+        kind = "memory"
+    elif isinstance(exc, codec.EncodingError):
+        kind = "encoding"
+    elif isinstance(exc, SyntaxError):
+        kind = "syntax"
+    elif isinstance(exc, ArgumentChanged):
+        kind = "mutated"
+    else:
+        kind = "exception"
+    where = _learner_frame(exc.__traceback__, directory)
+    if isinstance(exc, SyntaxError) and exc.filename:
+        where = (os.path.basename(exc.filename), exc.lineno, (exc.text or "").strip())
+    try:
+        message = str(exc)
+    except BaseException:  # a learner's exception whose __str__ raises
+        message = ""
+    return {"kind": kind, "type": type(exc).__name__, "message": message[:2000], "where": where}
+
+
+def _snapshot(value):
+    """A copy of a plain-data argument, to see afterwards whether the call changed it (models are not copied)."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, list):
+        return [_snapshot(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_snapshot(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _snapshot(item) for key, item in value.items()}
+    return value if isinstance(value, (str, int, float, bool, type(None))) else None
+
+
+def _unchanged(value, before) -> bool:
+    if before is None:
+        return True
+    if isinstance(before, np.ndarray):
+        return (isinstance(value, np.ndarray) and value.shape == before.shape and value.dtype == before.dtype
+                and np.array_equal(value, before, equal_nan=before.dtype.kind in "fc"))
+    if isinstance(before, (list, tuple)):
+        return type(value) is type(before) and len(value) == len(before) and all(
+            _unchanged(v, b) for v, b in zip(value, before))
+    if isinstance(before, dict):
+        return isinstance(value, dict) and value.keys() == before.keys() and all(
+            _unchanged(value[k], before[k]) for k in before)
+    return value == before or (before != before and value != value)  # NaN stays NaN
+
+
+class Worker:
+    def __init__(self, conn, settings: Settings, models: dict):
+        self.conn, self.settings, self.models = conn, settings, models
+
+    def prepared(self, value):
+        """An argument as the learner's function receives it: a ModelSpec becomes its model.
+
+        Tiny models are built on first use, in milliseconds, inside the call's
+        time limit; GPT-2 small was loaded from disk before learner code ran.
+        """
+        if isinstance(value, codec.ModelSpec):
+            if value not in self.models:
+                self.models[value] = _build(value)
+            return self.models[value]
+        if isinstance(value, (tuple, list)):
+            return type(value)(self.prepared(v) for v in value)
+        return value
+
+    def handle(self, request) -> dict:
+        args = self.prepared(codec.from_plain(request.get("args"), specs=True) or [])
+        module = importlib.import_module(request["module"])
+        if request["op"] == "import":
+            return {"value": None}
+        function = getattr(module, request["function"], None)
+        if not callable(function):
+            raise AttributeError(f"{request['module']}.py has no function {request['function']}()")
+        before = [_snapshot(arg) for arg in args]
+        value = function(*args)
+        for position, (arg, copy) in enumerate(zip(args, before)):
+            if not _unchanged(arg, copy):
+                raise ArgumentChanged(f"changed its argument {_parameter_name(function, position)} in place")
+        return {"value": codec.to_plain(value)}
+
+    def serve(self):
+        while True:
+            try:
+                request = codec.receive(self.conn, None, 2**31)
+            except (EOFError, OSError):
+                return
+            printed = _Printed(self.settings.output_limit)
+            sys.stdout = sys.stderr = printed
+            try:
+                answer = self.handle(request)
+            except BaseException as exc:  # the learner's code may raise anything, SystemExit included
+                answer = {"error": describe(exc, self.settings.directory)}
+            answer.update(id=request["id"], output=printed.text(), lines=printed.lines)
+            codec.send(self.conn, answer)
+
+
+def _parameter_name(function, position: int) -> str:
+    try:
+        names = list(inspect.signature(function).parameters)
+        return f"`{names[position]}`" if position < len(names) else f"number {position + 1}"
+    except (TypeError, ValueError):
+        return f"number {position + 1}"

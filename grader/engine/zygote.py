@@ -1,0 +1,128 @@
+"""The fork server: a clean Python that imports the heavy modules once, then forks workers on request.
+
+Both ends live here. The judge starts :class:`ForkServer`, a separate
+interpreter (``python -I``: no current folder on its path, no PYTHON*
+variables) with a small allow-listed environment, so that nothing of the
+judge (its memory, its arguments, its secrets) is copied into a worker. The
+server imports numpy (and torch and transformers for GPT-2) once; a worker
+forked from it costs a few milliseconds instead of seconds.
+
+The two talk over a socket pair that only they hold: there is no listening
+socket, and a worker closes every descriptor it inherits, so no learner code
+can ask the server for anything. A request is a worker's
+:class:`grader.engine.worker.Settings` (JSON) with two descriptors attached (the
+worker's end of its message socket and the write end of its status pipe);
+the answer is the supervisor's pid.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+PASSED_ON = ("PATH", "LANG", "LC_ALL", "HOME", "XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE",
+             "HUGGINGFACE_HUB_CACHE", "SOFTLOOKUP_GPT2")  # what trusted workers may need to find GPT-2
+FIXED = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+         "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}  # one thread: forks are only safe without others
+START_TIMEOUT = 120.0  # seconds to import torch and transformers on a loaded machine
+
+
+class ForkServerError(RuntimeError):
+    """The fork server could not start, or stopped answering."""
+
+
+class ForkServer:
+    """The judge's handle on one fork server, started in the background with ``modules`` imported."""
+
+    def __init__(self, modules: list[str], log: Path):
+        self.modules = modules
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        command = (f"import sys; sys.path.append({PACKAGE_PARENT!r}); "
+                   "from grader.engine.zygote import main; main()")
+        environment = {name: os.environ[name] for name in PASSED_ON if name in os.environ} | FIXED
+        self.log = log
+        with open(log, "wb") as errors:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-c", command, str(theirs.fileno()), *modules],
+                pass_fds=[theirs.fileno()], env=environment, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=errors, cwd="/")
+        theirs.close()
+        self.control = ours
+        self.ready = False
+
+    def _answer(self, timeout: float) -> dict:
+        self.control.settimeout(timeout)
+        try:
+            data = self.control.recv(4096)
+        except (socket.timeout, OSError):
+            data = b""
+        if not data:
+            raise ForkServerError(f"the worker server stopped{self._last_words()}")
+        return json.loads(data)
+
+    def _last_words(self) -> str:
+        try:
+            lines = self.log.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            lines = []
+        return f": {lines[-1]}" if lines else ""
+
+    def spawn(self, settings: dict, descriptors: list[int]) -> int:
+        """Fork a worker with ``settings``, handing it ``descriptors``; returns its supervisor's pid."""
+        if not self.ready:
+            self._answer(START_TIMEOUT)
+            self.ready = True
+        try:
+            socket.send_fds(self.control, [json.dumps(settings).encode()], descriptors)
+        except OSError:
+            raise ForkServerError(f"the worker server stopped{self._last_words()}") from None
+        return int(self._answer(30.0)["pid"])
+
+    def close(self):
+        self.control.close()  # the server exits when it sees the socket close
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def main():
+    """The server's own loop (in the server process)."""
+    from grader.engine import confine, worker
+
+    control = socket.socket(fileno=int(sys.argv[1]))
+    confine.die_with_parent()
+    for name in sys.argv[2:]:
+        importlib.import_module(name)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
+    control.send(b'{"ready": true}')
+    while True:
+        try:
+            data, descriptors, _, _ = socket.recv_fds(control, 65536, 2)
+        except (OSError, KeyboardInterrupt):
+            return
+        if not data:
+            return
+        settings = worker.Settings(**json.loads(data))
+        pid = os.fork()
+        if pid == 0:
+            try:
+                control.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                worker.supervise(*descriptors, settings)
+            finally:
+                os._exit(70)
+        for descriptor in descriptors:
+            os.close(descriptor)
+        control.send(json.dumps({"pid": pid}).encode())

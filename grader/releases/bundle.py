@@ -1,0 +1,220 @@
+"""``softlookup release student OUT``: what learners receive, and nothing from which an answer follows.
+
+OUT is a project to hand out (or to make a GitHub Classroom template of):
+``pip install OUT`` installs the kit's student edition, and OUT holds the
+stubs (``assignments/``, modules and notebooks), a README and a GitHub
+Classroom workflow. Its ``grader`` package has the public checks, the
+widgets and the learner's commands (check, hint, fetch-gpt2); its registry
+lists the public checks' points only, and ``data/student_edition.json``
+says what the hidden checks are worth (:mod:`grader.engine.edition`).
+
+Left out, and why (:data:`KEPT_BACK`): the reference solutions, the hidden
+checks, the code that computes GPT-2's ground truth (its answers are
+recorded instead, :mod:`grader.engine.ground_truth`) and the instructor's commands.
+The release scans what it wrote (:mod:`grader.releases.leak_scan`) and fails if any
+line of the reference or any hidden check is in it.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+from grader.engine import edition, ground_truth, registry
+from grader.releases import classroom, distribution, leak_scan
+from grader.commands.release import planned
+
+# The grader package's files that learners get.
+SHIPPED = [
+    "__init__.py", "cli.py",
+    *[f"engine/{name}.py" for name in ("__init__", "codec", "confine", "edition", "ground_truth", "judge",
+                                        "notebooks", "plugin", "results", "sandbox", "stubs", "worker", "zygote")],
+    *[f"commands/{name}.py" for name in ("__init__", "check", "fetch", "hint")],
+    "releases/__init__.py", "releases/classroom.py",
+    *[f"exercises/{name}.py" for name in ("__init__", "explore", "kernel", "lesson", "models", "widgets")],
+    "checks/__init__.py", "checks/fixtures.py", "checks/pytest.ini", "checks/public", "data/gpt2",
+]
+# The rest stays with the instructor; a kit test keeps the two lists complete.
+KEPT_BACK = {
+    "engine/registry.py": "rewritten: the hidden checks' names leave its points",
+    "exercises/gpt2.py": "computes the GPT-2 exercises' answers, close to exercise 4's reference line for line",
+    "checks/hidden": "the hidden checks: their inputs and names",
+    "commands/release.py": "the solution markers, and the commands that read solutions/",
+    "releases/exercise_notebooks.py": "makes notebooks from the reference solutions",
+    "releases/nbgrader_course.py": "makes an nbgrader course, hidden tests included, from the reference solutions",
+    "commands/grade.py": "grades a class with the hidden checks",
+    "commands/gradebook.py": "the class gradebook of softlookup grade",
+    "commands/report.py": "gpt2-report measures the lesson's figures with gpt2.py",
+    "releases/bundle.py": "makes this bundle",
+    "releases/gradescope.py": "makes the Gradescope autograder, solutions included",
+    "commands/autograder.py": "what the Gradescope autograder runs: every check, hidden ones included",
+    "releases/distribution.py": "the releases' shared packaging",
+    "releases/leak_scan.py": "lists the reference's lines and the hidden checks it looks for",
+}
+DEPENDENCIES = ["numpy", "pytest", "rich", "torch", "transformers", "matplotlib", "jupyterlab", "ipykernel",
+                "ipywidgets", "nbformat", "nbclient"]
+
+
+def hidden_checks() -> dict[str, list[str]]:
+    """Each exercise's hidden checks, by name."""
+    found = {}
+    for exercise in registry.EXERCISES:
+        tree = ast.parse((registry.CHECKS_DIR / "hidden" / f"test_{exercise.module}.py").read_text())
+        found[exercise.module] = [node.name for node in tree.body
+                                  if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
+    return found
+
+
+def public_registry(source: str, hidden: set[str]) -> str:
+    """The registry's source without the points of the hidden checks (each entry is on lines of its own)."""
+    dropped = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and key.value in hidden:
+                    dropped.update(range(key.lineno, value.end_lineno + 1))
+    kept = "".join(line for number, line in enumerate(source.splitlines(keepends=True), 1) if number not in dropped)
+    left = hidden & {node.value for node in ast.walk(ast.parse(kept)) if isinstance(node, ast.Constant)}
+    if left:
+        raise ValueError(f"the registry still names hidden checks: {sorted(left)}")
+    return kept
+
+
+def record_ground_truth(solutions: Path) -> dict:
+    """Every answer the public GPT-2 checks ask the kit for, recorded while they grade the reference."""
+    from grader.commands.check import grade
+
+    record: dict = {}
+
+    class _Record:
+        @staticmethod
+        def pytest_configure(config):
+            config.stash[ground_truth.RECORD] = record
+
+    exercises = [exercise for exercise in registry.EXERCISES if exercise.needs == "transformers"]
+    result = grade(solutions, exercises, hidden=False, plugins=[_Record()])
+    if not result.full_marks:
+        raise RuntimeError(f"the reference solutions earn {result.score:g}/{result.max_score:g} on the public GPT-2 "
+                           "checks, so their answers cannot be recorded")
+    return record
+
+
+def readme(hidden: dict[str, list[str]], torch: str) -> str:
+    rows = "\n".join(
+        f"| `{e.module}.py` | {e.title} | {sum(p for n, p in e.points.items() if n not in hidden[e.module]):g} "
+        f"| {sum(e.points[n] for n in hidden[e.module]):g} |" for e in registry.EXERCISES)
+    return README.format(rows=rows, torch=torch)
+
+
+README = """\
+# softlookup: attention as a soft lookup
+
+Six exercises that build attention from a lookup table up to a head of
+GPT-2. Each one is a module in `assignments/` (and the same exercise as a
+notebook beside it): every function says what it must do in its docstring,
+and raises `NotImplementedError` until you write it.
+
+## Setting up
+
+With Python 3.11 or later, in this folder:
+
+```bash
+python3 -m venv .venv
+source .venv/bin/activate
+pip install torch=={torch} --index-url https://download.pytorch.org/whl/cpu   # torch's small CPU build
+pip install .
+```
+
+## Working
+
+```bash
+softlookup check                      # grade everything in assignments/
+softlookup check --exercise softmax   # one exercise
+softlookup check --watch              # grade again each time you save
+softlookup hint lookup                # the next hint for an exercise
+```
+
+Prefer notebooks? Run `jupyter lab`, open `assignments/softmax.ipynb` and
+so on: the last cell of each checks what the notebook has run, and the
+house-price and attention widgets draw what your own functions compute.
+Work in the module or in the notebook of an exercise, not both:
+`softlookup check` grades the module once you have changed it, and the
+notebook while the module is still the untouched stub.
+
+A failed check says what it expected, what it received and the mistake that
+usually causes the difference. `softlookup check` exits 0 at full marks.
+
+## Points
+
+| exercise | | public checks | hidden checks |
+| --- | --- | --- | --- |
+{rows}
+
+`softlookup check` runs the public checks: its total is out of their
+points. The hidden checks run your functions on other inputs, against the
+reference solutions, when your instructor grades; they are not in this
+folder.
+
+Pushing to a GitHub Classroom repository runs the public checks there too
+(`.github/workflows/classroom.yml`), and Classroom records their points.
+"""
+
+GITIGNORE = ".venv/\n__pycache__/\n*.egg-info/\nbuild/\nresults.json\n.ipynb_checkpoints/\n"
+
+
+def write_bundle(out: Path, solutions: Path):
+    """Write the student bundle into the empty folder ``out``."""
+    hidden = hidden_checks()
+    package = out / "grader"
+    distribution.copy_files(SHIPPED, registry.PACKAGE_DIR, package)
+    registry_source = (registry.PACKAGE_DIR / "engine" / "registry.py").read_text()
+    (package / "engine" / "registry.py").write_text(public_registry(registry_source, {n for names in hidden.values() for n in names}))
+    edition.write(package, {module: sum(registry.exercise(module).points[n] for n in names)
+                            for module, names in hidden.items()})
+    record = record_ground_truth(solutions)
+    truth = package / ground_truth.TRUTH_FILE.relative_to(registry.PACKAGE_DIR)
+    truth.write_text(json.dumps(record, sort_keys=True) + "\n")
+    plan = planned(solutions, out / "assignments")
+    (out / "assignments").mkdir()
+    for path, text in plan.items():
+        path.write_text(text)
+    workflow = out / ".github" / "workflows" / "classroom.yml"
+    workflow.parent.mkdir(parents=True)
+    python, torch = f"{sys.version_info.major}.{sys.version_info.minor}", record["made_with"]["torch"].split("+")[0]
+    workflow.write_text(classroom.workflow(python, torch))
+    requirements = distribution.dependencies(DEPENDENCIES, pins={"transformers": version("transformers")})
+    files = {
+        "pyproject.toml": distribution.pyproject(
+            "Exercises on attention as a soft lookup, with their public checks", requirements, ["softlookup"],
+            ["data/gpt2/*", "data/*.json", "checks/pytest.ini"]),
+        "README.md": readme(hidden, torch),
+        ".gitignore": GITIGNORE,
+        "softlookup.py": (registry.KIT_ROOT / "softlookup.py").read_text(),
+    }
+    for name, text in files.items():
+        (out / name).write_text(text)
+
+
+def main(argv=None) -> int:
+    parser, args = distribution.release_arguments("softlookup release student", __doc__.splitlines()[0], "out",
+                                                  "the folder to write (new, or empty)", argv)
+    if args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
+        parser.error(f"{args.out} exists and is not an empty folder; give a new one")
+    args.out.mkdir(parents=True, exist_ok=True)
+    try:
+        write_bundle(args.out, args.solutions)
+    except (ValueError, OSError, RuntimeError) as error:  # MarkerError is a ValueError
+        print(f"softlookup release student: {error}", file=sys.stderr)
+        return 2
+    leaks = leak_scan.findings(leak_scan.folder_texts(args.out), args.solutions)
+    if leaks:
+        print("softlookup release student: the bundle would leak; nothing in it is safe to hand out:", file=sys.stderr)
+        for leak in leaks:
+            print(f"  {leak}", file=sys.stderr)
+        return 1
+    files = sum(1 for path in args.out.rglob("*") if path.is_file())
+    print(f"wrote {files} files to {args.out}; scanned: no line of the reference, no hidden check")
+    return 0

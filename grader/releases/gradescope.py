@@ -1,0 +1,126 @@
+"""``softlookup release gradescope ZIP``: an autograder to upload to Gradescope.
+
+Gradescope builds an image from the zip once and runs it for each
+submission (https://gradescope-autograders.readthedocs.io/en/latest/specs/).
+At the zip's root:
+
+* ``setup.sh``, run once as root at build time: a Python 3.11+ venv in
+  ``/autograder/venv`` with ``requirements.txt`` (every package that
+  grading imports, pinned to the version installed here, torch's CPU build
+  among them), then the kit from ``kit/`` and a self-test: the reference
+  solutions must earn full marks with every protection in place, or the
+  build fails, before any student submits;
+* ``run_autograder``, run for each submission: :mod:`grader.commands.autograder`
+  grades ``/autograder/submission`` with every check and writes
+  ``/autograder/results/results.json``; ``SOFTLOOKUP_AUTOGRADER_ROOT``
+  stands in for ``/autograder`` (the kit's tests use a temporary folder);
+* ``requirements.txt``; ``kit/``: the grader package, hidden checks
+  included, and ``solutions/``.
+"""
+
+from __future__ import annotations
+
+import sys
+import zipfile
+from importlib.metadata import distribution
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from grader.releases import distribution as releases
+from grader.engine import registry
+
+GRADING = ["numpy", "pytest", "rich", "torch", "transformers", "nbformat"]  # what grading imports
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+SETUP = """\
+#!/usr/bin/env bash
+# Gradescope runs this once, as root, while it builds the autograder's image.
+set -euo pipefail
+ROOT=/autograder
+
+PYTHON=""
+for candidate in python3.11 python3.12 python3.13; do
+    if command -v "$candidate" >/dev/null; then PYTHON=$candidate; break; fi
+done
+apt-get update -qq
+if [ -z "$PYTHON" ]; then
+    apt-get install -y -qq python3.11
+    PYTHON=python3.11
+fi
+apt-get install -y -qq "$PYTHON-venv"  # ensurepip, for the venv
+
+"$PYTHON" -m venv "$ROOT/venv"
+"$ROOT/venv/bin/pip" install --no-cache-dir -r "$ROOT/source/requirements.txt"
+"$ROOT/venv/bin/pip" install --no-cache-dir --no-deps "$ROOT/source/kit"
+
+# Here rather than at a student's submission: the reference must earn full marks, every protection holding.
+"$ROOT/venv/bin/python" -I -m grader.commands.autograder selftest "$ROOT"
+"""
+
+RUN_AUTOGRADER = """\
+#!/usr/bin/env bash
+# Gradescope runs this for each submission: grade /autograder/submission, write /autograder/results/results.json.
+ROOT="${SOFTLOOKUP_AUTOGRADER_ROOT:-/autograder}"
+exec "$ROOT/venv/bin/python" -I -m grader.commands.autograder run "$ROOT"
+"""
+
+KIT_README = "The softlookup kit as Gradescope's autograder runs it: the grader package and the reference solutions.\n"
+
+
+def pinned_requirements(names: list[str] = GRADING) -> list[str]:
+    """``names`` and everything they need here, each pinned to its installed version; torch's CPU build."""
+    pins, todo = {}, list(names)
+    while todo:
+        found = distribution(todo.pop())
+        name = canonicalize_name(found.metadata["Name"])
+        if name in pins:
+            continue
+        pins[name] = found.version
+        for line in found.requires or []:
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    pins["torch"] = pins["torch"].split("+")[0] + "+cpu"
+    return [f"--extra-index-url {CPU_INDEX}"] + [f"{name}=={pins[name]}" for name in sorted(pins)]
+
+
+def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False):
+    info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+    info.external_attr = (0o755 if executable else 0o644) << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    archive.writestr(info, data)
+
+
+def write_zip(path: Path, solutions: Path):
+    kit_files = {"kit/pyproject.toml": releases.pyproject(
+                     "The softlookup grader, hidden checks included, as Gradescope runs it",
+                     releases.dependencies(GRADING), [], ["data/gpt2/*", "checks/pytest.ini"]).encode(),
+                 "kit/README.md": KIT_README.encode()}
+    package = registry.PACKAGE_DIR
+    for source in sorted(package.rglob("*")):
+        if source.is_file() and "__pycache__" not in source.parts:
+            kit_files[f"kit/grader/{source.relative_to(package)}"] = source.read_bytes()
+    for exercise in registry.EXERCISES:
+        kit_files[f"kit/solutions/{exercise.module}.py"] = (solutions / f"{exercise.module}.py").read_bytes()
+    with zipfile.ZipFile(path, "w") as archive:
+        _add(archive, "setup.sh", SETUP.encode(), executable=True)
+        _add(archive, "run_autograder", RUN_AUTOGRADER.encode(), executable=True)
+        _add(archive, "requirements.txt", ("\n".join(pinned_requirements()) + "\n").encode())
+        for name, data in kit_files.items():
+            _add(archive, name, data)
+
+
+def main(argv=None) -> int:
+    parser, args = releases.release_arguments("softlookup release gradescope", __doc__.splitlines()[0], "zip",
+                                              "the zip to write, e.g. autograder.zip", argv)
+    if args.zip.is_dir() or not args.zip.parent.is_dir():
+        parser.error(f"cannot write {args.zip}: give a file name in an existing folder")
+    try:
+        write_zip(args.zip, args.solutions)
+    except FileNotFoundError as error:
+        print(f"softlookup release gradescope: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.zip} ({args.zip.stat().st_size / 2**20:.1f} MB): upload it as the assignment's autograder")
+    return 0
