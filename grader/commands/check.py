@@ -10,7 +10,6 @@ ones add.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import io
 import os
@@ -22,7 +21,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader.engine import edition, notebooks, plugin, registry, sandbox
+from grader.engine import edition, notebooks, plugin, registry, sandbox, stubs
 from grader.cli import Parser
 from grader.engine.results import SubmissionResult, render, write_gradescope
 
@@ -241,7 +240,7 @@ def watch(directory: Path, exercises: list[registry.Exercise], hidden: bool, ext
             time.sleep(POLL_SECONDS)
             changed = {module for module, stamp in stamps.items()
                        if _stamp(directory / f"{module}.py") != stamp}
-            pending = [e for e in exercises if e.module in changed or _imports(directory, e.module) & changed]
+            pending = [e for e in exercises if e.module in changed or stubs.imported_names(directory / f"{e.module}.py") & changed]
     except KeyboardInterrupt:
         console.print("Stopped watching.")
         return 0
@@ -260,17 +259,3 @@ def _stamp(path: Path) -> float | None:
     except OSError:
         return None
 
-
-def _imports(directory: Path, module: str) -> set[str]:
-    """The module names a learner's file imports (lookup.py imports softmax), read without running it."""
-    try:
-        tree = ast.parse((directory / f"{module}.py").read_bytes())
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return set()
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module.split(".")[0])
-    return names

@@ -358,4 +358,8 @@ def python_installation(forbidden: list[str]) -> list[str]:
         if entry and real.is_dir() and not any(real == path or real in path.parents for path in blocked):
             folders.add(str(real))
     folders |= {"/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/etc/localtime"}
-    return sorted(folders)
+    return sorted(folders | set(DEVICES))
+
+
+# Devices any library may open: randomness (torch reads it at import, numpy to seed) and a sink for output.
+DEVICES = ("/dev/urandom", "/dev/random", "/dev/null", "/dev/zero")

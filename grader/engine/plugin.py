@@ -33,6 +33,7 @@ SESSION = pytest.StashKey[sandbox.Session]()
 _CASES = pytest.StashKey[dict]()
 _UNGRADABLE = pytest.StashKey[dict]()  # exercise module -> the error every one of its checks reports
 _EXERCISES = pytest.StashKey[list]()  # the exercises whose checks were collected, in the registry's order
+_NEEDS = pytest.StashKey[dict]()  # exercise module -> the fork server its workers need, for this submission
 BATCH = pytest.StashKey[bool]()  # set by softlookup grade: it begins and ends each submission itself
 _STARTED = pytest.StashKey[float]()
 
@@ -134,6 +135,7 @@ def begin_submission(config, folder: Path, problem: str = ""):
     invalid = sandbox.SubmissionError("invalid", problem) if problem else None
     config.stash[_UNGRADABLE] = {
         exercise.module: error for exercise in exercises if (error := invalid or _ungradable(folder, exercise))}
+    config.stash[_NEEDS] = {exercise.module: needs_of(folder, exercise) for exercise in exercises}
     sandbox.preload(servers_needed(folder, exercises) if not problem else "numpy")
     if config.getoption("require_isolation"):  # otherwise the first learner's worker reports what holds
         config.stash[SESSION].probe()
@@ -143,7 +145,19 @@ def begin_submission(config, folder: Path, problem: str = ""):
 def servers_needed(folder: Path, exercises: list[registry.Exercise]) -> str:
     """The fork server the started exercises of ``folder`` need (the richest of their needs)."""
     kinds = list(sandbox.SERVER_KINDS)
-    return max((e.needs for e in exercises if _ungradable(folder, e) is None), key=kinds.index, default="numpy")
+    return max((needs_of(folder, e) for e in exercises if _ungradable(folder, e) is None), key=kinds.index,
+               default="numpy")
+
+
+def needs_of(folder: Path, exercise: registry.Exercise) -> str:
+    """The fork server an exercise's workers come from: the registry's, or a richer one where the learner's code
+    imports torch or transformers (read, not run), so that `import torch` in softmax.py costs no import time.
+
+    Any other library is imported by the worker itself, within the import's time limit.
+    """
+    kinds = list(sandbox.SERVER_KINDS)
+    used = stubs.libraries_used(folder, exercise.module)
+    return max([exercise.needs, *(kind for kind in kinds if kind in used)], key=kinds.index)
 
 
 def end_submission(config) -> SubmissionResult:
@@ -287,7 +301,8 @@ def submission(request):
     def limits_for(module: str) -> sandbox.Limits:
         exercise = registry.exercise(module)
         return sandbox.Limits(time=config.getoption("time_limit") or exercise.time_limit,
-                              memory=int(config.getoption("memory_limit") * 2**20), needs=exercise.needs)
+                              memory=int(config.getoption("memory_limit") * 2**20),
+                              needs=config.stash.get(_NEEDS, {}).get(module, exercise.needs))
 
     return sandbox.Namespace(config.stash[SESSION], str(folder), limits_for)
 

@@ -46,7 +46,8 @@ COPY_LIMITS = (500, 20 * 2**20)  # files and bytes a submission folder may hold
 SERVER_KINDS = {"numpy": ["numpy", "grader.engine.worker"],
                 "torch": ["numpy", "grader.engine.worker", "torch"],
                 "transformers": ["numpy", "grader.engine.worker", "grader.exercises.models"]}  # torch and transformers come with it
-ERROR_KINDS = {"not_implemented", "exception", "syntax", "exit", "memory", "encoding", "mutated"}
+ERROR_KINDS = {"not_implemented", "exception", "syntax", "exit", "memory", "encoding", "refused"}
+IMPORT_TIME_LIMIT = 30.0  # seconds to import a module: a library the fork server did not preload (scipy, say) included
 
 
 @dataclass
@@ -87,12 +88,24 @@ class SubmissionError(Exception):
             return f"Python could not read your file: {self.message}{place}."
         if self.kind in ("missing", "invalid"):
             return f"{self.message[0].upper()}{self.message[1:]}."
-        if self.kind == "mutated":
-            return (f"{name} {self.message}{place}: work on a copy (x = x - x.max() makes a new array; "
-                    "x -= ... changes the caller's), because the caller still needs its values.")
+        if self.kind == "refused":
+            category, _, path = self.message.partition(": ")
+            what, why = _REFUSALS.get(category, ("was refused something", "the checks run confined"))
+            return f"{name} {what.format(path)}{place}: {why}."
         if self.kind in ("encoding", "crash"):
             return f"{name} {self.message}."
         return f"{name} raised {self.message}{place}."
+
+
+# What the confinement refused, in the lesson's terms: the worker names which ("network", "process", "file: PATH").
+_REFUSALS = {
+    "network": ("tried to open a network connection",
+                "the checks run offline, so code can neither download nor send anything"),
+    "process": ("tried to start or signal another process",
+                "the checks run your functions in one process, so compute the answer in Python itself"),
+    "file": ("tried to open {}, outside its own folder",
+             "your code may read only its own folder and Python's libraries, and write only a temporary folder"),
+}
 
 
 class KitError(RuntimeError):
@@ -209,13 +222,13 @@ class _Slot:
             _remove(self.scratch)
         self.worker = self.scratch = None
 
-    def _exchange(self, op: str, function: str, args, time_limit: float) -> dict:
+    def _exchange(self, op: str, function: str, args, time_limit: float, report_arguments: bool = False) -> dict:
         """Send one request and return the worker's validated answer, all within ``time_limit``."""
         if self.worker is None:
             self.start()
         self.next_id += 1
         request = {"id": self.next_id, "op": op, "module": self.module, "function": function,
-                   "args": codec.to_plain(list(args))}
+                   "args": codec.to_plain(list(args)), "report_arguments": report_arguments}
         deadline = time.monotonic() + time_limit
         stage = f"importing {self.module}.py" if op == "import" else f"running {function}()"
         try:
@@ -244,7 +257,7 @@ class _Slot:
         lines = answer.get("lines") if type(answer.get("lines")) is int else 0
         printed = _printed(output, lines, self.session.printed_lines)
         if "value" in answer:
-            return {"value": answer["value"], "output": printed}
+            return {"value": answer["value"], "arguments": answer.get("arguments"), "output": printed}
         error = answer["error"] if isinstance(answer["error"], dict) else {}
         kind = error.get("kind") if error.get("kind") in ERROR_KINDS else "exception"
         where = error.get("where")
@@ -259,8 +272,12 @@ class _Slot:
         return {"error": SubmissionError(kind, text, where=where, output=printed), "output": printed}
 
     # -- what checks use ----------------------------------------------------------------
-    def call(self, function: str, args: tuple):
-        """Run ``module.function(*args)`` in the worker; raise SubmissionError if it fails."""
+    def call(self, function: str, args: tuple, report_arguments: bool = False):
+        """Run ``module.function(*args)`` in the worker; raise SubmissionError if it fails.
+
+        With ``report_arguments``, returns ``(value, arguments)``: the arguments
+        as the call left them, for a check that the function did not change them.
+        """
         if self.import_error is not None:
             raise self.import_error
         if function in self.hung:
@@ -282,18 +299,19 @@ class _Slot:
                 self.import_error = error
                 raise
         try:
-            return self._run("call", function, args)
+            return self._run("call", function, args, report_arguments)
         except SubmissionError as error:
             if error.kind == "timeout":  # one hang per function is enough to know
                 self.hung[function] = error
             raise
 
-    def _run(self, op: str, function: str, args):
+    def _run(self, op: str, function: str, args, report_arguments: bool = False):
         label = f"{self.module}.{function}()" if op == "call" else f"importing {self.module}.py"
+        time_limit = self.limits.time if op == "call" else max(self.limits.time, IMPORT_TIME_LIMIT)
         try:
-            answer = self._exchange(op, function, args, self.limits.time)
+            answer = self._exchange(op, function, args, time_limit, report_arguments)
         except TimeoutError:
-            raise SubmissionError("timeout", f"{self.limits.time:g} s", label) from None
+            raise SubmissionError("timeout", f"{time_limit:g} s", label) from None
         except SubmissionError as error:
             error.label = label
             raise
@@ -304,7 +322,13 @@ class _Slot:
             error.label = label
             raise error
         try:
-            return codec.from_plain(answer["value"])
+            value = codec.from_plain(answer["value"])
+            if not report_arguments:
+                return value
+            arguments = codec.from_plain(answer["arguments"])
+            if not isinstance(arguments, list) or len(arguments) != len(args):
+                raise ValueError("the arguments came back in another form")
+            return value, arguments
         except (codec.EncodingError, KeyError, TypeError, ValueError, RecursionError) as exc:
             raise SubmissionError("encoding", f"returned something the grader cannot read ({exc})", label) from None
 
@@ -546,15 +570,27 @@ class _Module:
     def __getattr__(self, function):
         if function.startswith("_"):
             raise AttributeError(function)
+        return _Function(self._namespace, self._name, function)
+
+
+class _Function:
+    """``module.function``: calling it runs the function in a worker and returns its value."""
+
+    def __init__(self, namespace: Namespace, module: str, name: str):
+        self._namespace, self._module, self.__name__ = namespace, module, name
+
+    def __call__(self, *args):
         namespace = self._namespace
+        if namespace._trusted:  # the kit's answers depend on their arguments only: ask once per session
+            return namespace._session.trusted_answer(namespace._directory, self._module, self.__name__, args,
+                                                     namespace._limits_for(self._module))
+        return self._slot().call(self.__name__, args)
 
-        def call(*args):
-            if namespace._trusted:  # the kit's answers depend on their arguments only: ask once per session
-                return namespace._session.trusted_answer(namespace._directory, self._name, function, args,
-                                                         namespace._limits_for(self._name))
-            slot = namespace._session.slot(namespace._directory, self._name, namespace._limits_for(self._name),
-                                           trusted=False)
-            return slot.call(function, args)
+    def arguments_after(self, *args):
+        """``(value, arguments)``: the value, and the arguments as the call left them (compared by the judge)."""
+        return self._slot().call(self.__name__, args, report_arguments=True)
 
-        call.__name__ = function
-        return call
+    def _slot(self) -> _Slot:
+        namespace = self._namespace
+        return namespace._session.slot(namespace._directory, self._module, namespace._limits_for(self._module),
+                                       trusted=False)

@@ -1,8 +1,11 @@
-"""Whether a learner has started an exercise: its functions still as ``softlookup release`` left them.
+"""What a learner's files say without running them: whether an exercise is started, and what it imports.
 
 The pytest plugin asks before grading, so that an exercise not started costs
-nothing (no worker, no torch) and says so in one line; the Gradescope
-autograder asks which of a module and its notebook holds the learner's work.
+nothing (no worker, no torch) and says so in one line, and so that a module
+that imports torch (itself, or through a module beside it) gets a worker
+with torch already imported; the Gradescope autograder asks which of a module
+and its notebook holds the learner's work; watch mode asks which files an
+exercise depends on.
 """
 
 from __future__ import annotations
@@ -14,6 +17,43 @@ from pathlib import Path
 STUB_SOURCE_LIMIT = 1_000_000  # bytes; a larger file is not parsed in the judge, just graded
 
 
+def _parsed(path: Path) -> ast.Module | None:
+    try:
+        if path.stat().st_size > STUB_SOURCE_LIMIT:
+            return None
+        return ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def imported_names(path: Path) -> set[str]:
+    """The top-level module names a file imports anywhere in it (``import torch.nn`` gives "torch")."""
+    tree = _parsed(path)
+    names = set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def libraries_used(folder: Path, module: str) -> set[str]:
+    """What ``module`` imports from outside ``folder``, itself or through the modules of ``folder`` it imports."""
+    seen, waiting, found = set(), [module], set()
+    while waiting:
+        name = waiting.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for imported in imported_names(folder / f"{name}.py"):
+            if (folder / f"{imported}.py").is_file():
+                waiting.append(imported)
+            else:
+                found.add(imported)
+    return found
+
+
 def untouched(path: Path, functions: tuple[str, ...]) -> bool:
     """Whether a learner's module still has every one of ``functions`` as its stub left it.
 
@@ -23,11 +63,8 @@ def untouched(path: Path, functions: tuple[str, ...]) -> bool:
     does not parse included, counts as started and is graded for real, so a
     mistake here can only cost time, never a point.
     """
-    try:
-        if path.stat().st_size > STUB_SOURCE_LIMIT:
-            return False
-        tree = ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(path)
+    if tree is None:
         return False
     bindings: dict[str, list[ast.stmt]] = {}
     for statement in tree.body:

@@ -18,14 +18,16 @@ numbers, which the checks then mark wrong.
 Messages (length-prefixed JSON, see :mod:`grader.engine.codec`): the worker says
 ``{"ready": true, "protections": {...}}`` (or ``{"ready": false, "error": ...}``);
 then for each request ``{"id", "op": "import"|"call", "module", "function", "args"}``
-it answers ``{"id", "value", "output", "lines"}`` or ``{"id", "error", "output", "lines"}``,
-where ``output`` is the start of what the call printed and ``lines`` how many lines it printed.
+(and ``"report_arguments": true`` when a check asks whether the arguments were changed)
+it answers ``{"id", "value", "output", "lines"}`` (with ``"arguments"`` as the call left them)
+or ``{"id", "error", "output", "lines"}``, where ``output`` is the start of what the call
+printed and ``lines`` how many lines it printed.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
-import inspect
 import io
 import os
 import select
@@ -99,7 +101,7 @@ def serve(data_fd: int, settings: Settings, namespaces: dict, host_uid: int, kee
         if settings.confined:
             protections = confine.restrict(
                 read=confine.python_installation(settings.forbidden) + list(settings.readable),
-                write=[settings.scratch],
+                write=[settings.scratch, "/dev/null"],
                 forbidden=list(settings.forbidden), memory_bytes=settings.memory_limit,
                 cpu_seconds=settings.cpu_backstop, file_bytes=settings.file_bytes, host_uid=host_uid,
                 namespaces=namespaces).to_plain()
@@ -184,13 +186,32 @@ def _learner_frame(tb, directory: str | None):
     return found
 
 
-class ArgumentChanged(Exception):
-    """The learner's function changed an argument it was given."""
+# Why the confinement refused a call, in the lesson's terms: judged from the exception and where it was raised.
+_REFUSED_ERRNOS = {errno.EPERM, errno.EACCES}
+_NETWORK_MODULES = ("socket.py", "ssl.py", "urllib", "http", "requests", "huggingface_hub")
+_PROCESS_MODULES = ("subprocess.py", "multiprocessing", "concurrent/futures/process.py", "popen_", "pty.py")
+
+
+def _refusal(exc: BaseException) -> str | None:
+    """"network", "process" or "file: PATH" when the confinement refused what the code asked for, else None."""
+    if not isinstance(exc, OSError) or exc.errno not in _REFUSED_ERRNOS:
+        return None
+    files = [frame.filename for frame in traceback.extract_tb(exc.__traceback__)]
+    if any(part in name for name in files for part in _NETWORK_MODULES):
+        return "network"
+    if any(part in name for name in files for part in _PROCESS_MODULES):
+        return "process"
+    if exc.filename is not None:
+        return f"file: {exc.filename}"
+    return "process" if exc.errno == errno.EPERM else None  # os.fork, os.kill: refused by seccomp or Landlock
 
 
 def describe(exc: BaseException, directory: str | None) -> dict:
     """A plain-data account of an exception: kind, message and where in the learner's code."""
-    if isinstance(exc, NotImplementedError):
+    refusal = _refusal(exc)
+    if refusal:
+        kind = "refused"
+    elif isinstance(exc, NotImplementedError):
         kind = "not_implemented"
     elif isinstance(exc, SystemExit):
         kind = "exit"
@@ -200,46 +221,16 @@ def describe(exc: BaseException, directory: str | None) -> dict:
         kind = "encoding"
     elif isinstance(exc, SyntaxError):
         kind = "syntax"
-    elif isinstance(exc, ArgumentChanged):
-        kind = "mutated"
     else:
         kind = "exception"
     where = _learner_frame(exc.__traceback__, directory)
     if isinstance(exc, SyntaxError) and exc.filename:
         where = (os.path.basename(exc.filename), exc.lineno, (exc.text or "").strip())
     try:
-        message = str(exc)
+        message = refusal or str(exc)
     except BaseException:  # a learner's exception whose __str__ raises
         message = ""
     return {"kind": kind, "type": type(exc).__name__, "message": message[:2000], "where": where}
-
-
-def _snapshot(value):
-    """A copy of a plain-data argument, to see afterwards whether the call changed it (models are not copied)."""
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    if isinstance(value, list):
-        return [_snapshot(item) for item in value]
-    if isinstance(value, tuple):
-        return tuple(_snapshot(item) for item in value)
-    if isinstance(value, dict):
-        return {key: _snapshot(item) for key, item in value.items()}
-    return value if isinstance(value, (str, int, float, bool, type(None))) else None
-
-
-def _unchanged(value, before) -> bool:
-    if before is None:
-        return True
-    if isinstance(before, np.ndarray):
-        return (isinstance(value, np.ndarray) and value.shape == before.shape and value.dtype == before.dtype
-                and np.array_equal(value, before, equal_nan=before.dtype.kind in "fc"))
-    if isinstance(before, (list, tuple)):
-        return type(value) is type(before) and len(value) == len(before) and all(
-            _unchanged(v, b) for v, b in zip(value, before))
-    if isinstance(before, dict):
-        return isinstance(value, dict) and value.keys() == before.keys() and all(
-            _unchanged(value[k], before[k]) for k in before)
-    return value == before or (before != before and value != value)  # NaN stays NaN
 
 
 class Worker:
@@ -268,12 +259,10 @@ class Worker:
         function = getattr(module, request["function"], None)
         if not callable(function):
             raise AttributeError(f"{request['module']}.py has no function {request['function']}()")
-        before = [_snapshot(arg) for arg in args]
-        value = function(*args)
-        for position, (arg, copy) in enumerate(zip(args, before)):
-            if not _unchanged(arg, copy):
-                raise ArgumentChanged(f"changed its argument {_parameter_name(function, position)} in place")
-        return {"value": codec.to_plain(value)}
+        value = codec.to_plain(function(*args))
+        if request.get("report_arguments"):  # the judge compares them with what it sent
+            return {"value": value, "arguments": codec.to_plain(list(args))}
+        return {"value": value}
 
     def serve(self):
         while True:
@@ -290,10 +279,3 @@ class Worker:
             answer.update(id=request["id"], output=printed.text(), lines=printed.lines)
             codec.send(self.conn, answer)
 
-
-def _parameter_name(function, position: int) -> str:
-    try:
-        names = list(inspect.signature(function).parameters)
-        return f"`{names[position]}`" if position < len(names) else f"number {position + 1}"
-    except (TypeError, ValueError):
-        return f"number {position + 1}"
