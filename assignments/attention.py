@@ -5,6 +5,9 @@ looking for?", its *key* says "what do I contain?", and its *value* is "what I
 hand over if someone attends to me". A query scores every key with a dot
 product, softmax turns the scores into weights, and the output is the
 weighted average of the values: the soft lookup of exercise 2, with vectors.
+
+The functions leave the arrays they are given unchanged (the caller still
+needs them): compute new arrays, never ``Q /= ...`` on the caller's.
 """
 
 import numpy as np
@@ -33,7 +36,10 @@ def attend(query, keys, values):
 
     The key decides *who* gets attention; the value decides *what* moves.
     Doubling the query doubles every score, so a longer query is a sharper
-    lookup, exactly like ``sharpness`` in exercise 2.
+    lookup, exactly like ``sharpness`` in exercise 2. A query 400 times as
+    long scores "cat" 976: ``exp(976)`` overflows to ``inf``, so turn the
+    scores into weights with your softmax, which subtracts the largest
+    score first, not with a bare ``exp``.
 
     Args:
         query: shape ``(d,)``.

@@ -34,7 +34,9 @@ def soft_answer(query, keys, values, sharpness):
     ``scores = -sharpness * (query - keys) ** 2``, then ``torch.softmax``
     over the keys, then the weighted sum of the values. Only the answer is
     returned, not the weights. Query 3 with sharpness 1.5 gives 275.11, as
-    in exercise 2.
+    in exercise 2. ``torch.softmax`` is what keeps a very sharp lookup
+    (sharpness 1000) or a far query (20 bedrooms) finite, and its slope too:
+    ``exp(score)`` divided by its sum underflows there to ``0/0 = nan``.
 
     Every argument may be a number, a list, a numpy array or a tensor. Turn
     each into a float64 tensor with ``torch.as_tensor(x, dtype=torch.float64)``:

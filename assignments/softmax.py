@@ -30,6 +30,17 @@ def softmax(x, axis=-1):
     * Multiplying all scores by a big factor pushes the weights towards a
       one-hot vector on the largest score; a factor near 0 makes them equal.
 
+    Two rules the checks hold you to:
+
+    * Each row gets its own shift. In a 2-D array whose rows lie far apart
+      (one near +1000, one near -1000), subtracting one largest score for the
+      whole array leaves the far row at -2000, where every ``exp`` underflows
+      to 0 and the weights become ``0/0 = nan``: subtract the largest score
+      along ``axis``.
+    * ``x`` is left as it was: the caller still needs its scores. Make a new
+      array (``shifted = x - x.max(...)``), never ``x -= ...`` on the
+      caller's array.
+
     Args:
         x: array of scores, any shape.
         axis: the axis along which the weights must sum to 1 (default: last).

@@ -7,7 +7,9 @@ An estate agent kept the prices of four sold houses, keyed by bedrooms:
 
 A client asks about a 3-bedroom house: the query is 3. Each function below
 answers that question in its own way. They take ``keys`` and ``values`` as
-lists or 1-D arrays of the same length, in the order given.
+lists or 1-D arrays of the same length, in the order given, and leave the
+arrays they are given unchanged (the caller still needs them: compute new
+arrays, never ``keys -= query``).
 """
 
 import numpy as np
@@ -74,7 +76,11 @@ def soft_lookup(query, keys, values, sharpness=1.0):
     The answer is a weighted average, so it always lies between the smallest
     and largest value, and it moves smoothly as the query moves. A large
     sharpness makes it approach the nearest match; a sharpness near 0 makes
-    it approach the plain mean of the values. (Statisticians know this as
+    it approach the plain mean of the values. Even a very sharp lookup
+    (sharpness 1000), or a query far from every key (20 bedrooms), must
+    answer: there every ``exp(score)`` underflows to 0, so dividing
+    ``exp(score)`` by its sum gives ``0/0 = nan``, while softmax, which
+    subtracts the largest score first, still works. (Statisticians know this as
     Nadaraya-Watson kernel regression with a Gaussian kernel.)
 
     Args:

@@ -86,8 +86,28 @@ def array(value, what: str, shape: tuple | None = None, finite: bool = True) -> 
     return result
 
 
-def number(value, what: str) -> float:
-    """``value`` as a float; a 0-d or one-element array counts as a number."""
+def finite(value, what: str, cause: str, shape: tuple | None = None) -> np.ndarray:
+    """``value`` as a float array; NaN or infinity fails with ``cause``, the likely mistake the check knows."""
+    result = array(value, what, shape=shape, finite=False)
+    if not np.all(np.isfinite(result)):
+        fail(f"{what} contains {'NaN' if np.any(np.isnan(result)) else 'infinity'}: {show(result)}. {cause}")
+    return result
+
+
+def all_on_the_best(scores) -> np.ndarray:
+    """Weights shared equally by the highest scores of each row: softmax's limit when the best leads by far.
+
+    The stability checks pick scores whose runners-up trail by hundreds, where
+    softmax differs from this by less than exp(-100), so their expected values
+    need no softmax (a student bundle ships this file).
+    """
+    scores = np.asarray(scores, dtype=float)
+    best = scores == np.max(scores, axis=-1, keepdims=True)
+    return best / np.sum(best, axis=-1, keepdims=True)
+
+
+def number(value, what: str, cause: str = "") -> float:
+    """``value`` as a float; a 0-d or one-element array counts as a number. ``cause``: why it could be NaN."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.ndarray)):
         fail(f"{what}: expected a number, received {_describe_type(value)}.")
     if isinstance(value, np.ndarray):
@@ -96,7 +116,7 @@ def number(value, what: str) -> float:
         value = value.reshape(())
     result = float(value)
     if not np.isfinite(result):
-        fail(f"{what}: expected a finite number, received {result}.")
+        fail(f"{what}: expected a finite number, received {result}." + (f" {cause}" if cause else ""))
     return result
 
 
@@ -135,6 +155,16 @@ def close(received, expected, what: str, hint: str = "", atol: float = 1e-6, rto
     fail(message + (f". {hint}" if hint else "."))
 
 
+def average_atol(values, weight_atol: float = 1e-6) -> float:
+    """The absolute tolerance a weighted average of ``values`` inherits from weights right to ``weight_atol``.
+
+    An answer sum_j w_j v_j with every weight off by up to ``weight_atol`` is
+    off by up to ``weight_atol * sum_j |v_j|``: float32 weights (off by ~1e-7)
+    averaging prices near 100 miss a small answer by more than 1e-6 of it.
+    """
+    return weight_atol * float(np.max(np.sum(np.abs(np.asarray(values, dtype=float)), axis=0)))
+
+
 def ranked_like(weights, scores, axis: int = -1) -> bool:
     """Whether, along ``axis``, the weights follow the order of the scores.
 
@@ -156,6 +186,29 @@ def ranked_like(weights, scores, axis: int = -1) -> bool:
     never_falls = np.all(rise_in_weight[rise_in_score] >= 0)
     rises = np.any(finite_rise & (rise_in_weight > 0), axis=axis) | ~np.any(finite_rise, axis=axis)
     return bool(never_falls and np.all(rises))
+
+
+def unchanged(sent: dict, after: list, what: str):
+    """Fail if a call changed an argument it was given: ``sent`` names each argument as the judge sent it.
+
+    ``after`` is what the worker reports back (``arguments_after``); only the
+    checks of this rule ask, so an in-place change costs those checks alone.
+    """
+    for (name, value), later in zip(sent.items(), after):
+        if not _same(value, later):
+            fail(f"{what} changed its argument `{name}` in place: work on a copy (`x = x - x.max()` makes a new "
+                 "array, `x -= x.max()` changes the caller's), because the caller still needs its values.")
+
+
+def _same(sent, after) -> bool:
+    if isinstance(sent, np.ndarray):
+        return isinstance(after, np.ndarray) and after.shape == sent.shape and np.array_equal(after, sent,
+                                                                                              equal_nan=True)
+    if isinstance(sent, (list, tuple)):
+        return type(after) is type(sent) and len(after) == len(sent) and all(map(_same, sent, after))
+    if isinstance(after, (np.ndarray, list, tuple)):
+        return False
+    return bool(after == sent) or (sent != sent and after != after)  # NaN stays NaN
 
 
 def expect(condition, message: str):

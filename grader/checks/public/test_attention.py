@@ -190,3 +190,46 @@ def test_causal_attention(submission):
                 hint="The first token can only see itself, so it gives itself weight 1.")
     judge.close(output[0], V[0], "the first output row", atol=1e-6)
     expect_follow_scores(weights, np.where(mask, Q @ K.T, -np.inf), "the causal weights")
+
+
+OVERFLOW = ("exp() of a score above about 709 overflows to inf, and inf/inf is NaN: subtract the largest score of "
+            "each row before exp(), as your softmax from exercise 1 does (or call that softmax).")
+
+
+@pytest.mark.parametrize("function", ["attend", "scaled_dot_product_attention"])
+def test_long_queries(submission, function):
+    """Queries 400 times as long as usual give finite weights: nearly all on the best-matching key."""
+    if function == "attend":
+        query = 400 * QUERY
+        scores, what = KEYS @ query, "attend(400 x the lesson's query, ...)"
+        output, weights = judge.pair(submission.attention.attend(query, KEYS, VALUES), what)
+        values = VALUES
+    else:
+        Q, K, values = random_qkv(8, m=5, n=5)  # in every row the runner-up trails the best score by 54 or more
+        mask = np.tril(np.ones((5, 5), dtype=bool))
+        Q = 400 * Q
+        scores = np.where(mask, Q @ K.T / np.sqrt(K.shape[1]), -np.inf)
+        what = "scaled_dot_product_attention(400 x Q, K, V, causal mask)"
+        output, weights = judge.pair(submission.attention.scaled_dot_product_attention(Q, K, values, mask), what)
+    cause = f"Its scores reach {np.max(scores):.0f}: {OVERFLOW}"
+    weights = judge.finite(weights, f"the weights of {what}", shape=scores.shape, cause=cause)
+    expected = judge.all_on_the_best(scores)
+    judge.close(weights, expected, f"the weights of {what}", atol=1e-6,
+                hint="A long query is a sharp lookup: the best-matching key takes almost everything.")
+    judge.close(judge.finite(output, f"the output of {what}", cause=cause), expected @ values,
+                f"the output of {what}", atol=1e-6)
+
+
+def test_arguments_unchanged(submission):
+    """attend and scaled_dot_product_attention leave the queries, keys, values and mask they are given as they were."""
+    Q, K, V = random_qkv(9, m=3, n=4)
+    mask = np.array([[True, False, True, False], [False, True, True, True], [True, True, False, True]])
+    calls = {"attend": (dict(query=Q[0], keys=K, values=V), K @ Q[0]),
+             "scaled_dot_product_attention": (dict(Q=Q, K=K, V=V, mask=mask), np.where(mask, Q @ K.T, -np.inf))}
+    for name, (arguments, scores) in calls.items():
+        value, after = getattr(submission.attention, name).arguments_after(*arguments.values())
+        judge.unchanged(arguments, after, f"{name}(...)")
+        weights = judge.array(judge.pair(value, f"{name}(...)")[1], f"the weights of {name}(...)", shape=scores.shape)
+        judge.close(weights.sum(axis=-1), np.ones(scores.shape[:-1]), f"the sums of the weights of {name}(...)",
+                    atol=1e-6, hint="Besides leaving the arrays alone, the weights must be a softmax of the scores.")
+        expect_follow_scores(weights, scores)

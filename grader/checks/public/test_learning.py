@@ -123,12 +123,13 @@ def test_nearest_answer(submission):
                 hint="Answer i belongs to query i: take argmin over the keys (dim=-1).")
 
 
-def slope_pair(result, what):
-    """An ``(answer, slope)`` pair of floats; None as the slope gets the lesson's hint."""
+def slope_pair(result, what, cause=""):
+    """An ``(answer, slope)`` pair of floats; None as the slope gets the lesson's hint, NaN the ``cause``."""
     answer, slope = judge.pair(result, what, "(answer, slope)")
     if slope is None:
         judge.fail(f"{what} returned None as the slope. No gradient means a slope of 0: return 0.0.")
-    return judge.number(answer, f"the answer of {what}"), judge.number(slope, f"the slope of {what}")
+    return (judge.number(answer, f"the answer of {what}", cause),
+            judge.number(slope, f"the slope of {what}", cause))
 
 
 @pytest.mark.parametrize("query,sharpness", [(3.0, 1.5), (2.0, 1.5), (3.5, 1.5), (3.0, 5.0), (2.0, 5.0)])
@@ -284,3 +285,22 @@ def test_nearest_fit_makes_no_progress(submission):
     expected = float(np.mean((nearest_answers(NINE_QUERIES, keys) - answers) ** 2))
     judge.close(losses[0], expected, f"losses[0] of {what}",
                 hint="The loss is the mean squared error of nearest_answer with the guessed key in place.")
+
+
+# Expected values in closed form, where exp() of the scores underflows. Query 20 leaves key 5 alone: answer 420,
+# slope 0 (to 1e-100). Query 3 at sharpness s is shared by keys 2 and 4: key 4 gets sigmoid(4s(query - 3)) of the
+# weight, whose slope at 3 is s, so the answer is 275 and its slope (340 - 210) * s = 130,000 £k per bedroom.
+@pytest.mark.parametrize("query,sharpness,answer,slope", [(3.0, 1000.0, 275.0, 130_000.0), (20.0, 10.0, 420.0, 0.0)])
+def test_very_sharp_answers(submission, query, sharpness, answer, slope):
+    """soft_answer and answer_slope stay finite for a very sharp lookup and for a query far from every key."""
+    scores = -sharpness * (query - BEDROOMS) ** 2
+    cause = (f"The scores here are {judge.show(scores, 0)}: exp() of every one of them underflows to 0, and 0/0 "
+             "is NaN. Dividing exp(score) by its sum is softmax without its safety step: use torch.softmax over the "
+             "keys, which subtracts the largest score first.")
+    what = f"soft_answer({query:g}, ..., sharpness={sharpness:g})"
+    received = judge.number(learner(submission, "soft_answer", query, BEDROOMS, PRICES, sharpness), what, cause)
+    judge.close(received, answer, what, atol=1e-3, rtol=0)
+    what = f"answer_slope({query:g}, ..., sharpness={sharpness:g})"
+    _, received = slope_pair(learner(submission, "answer_slope", query, BEDROOMS, PRICES, sharpness), what, cause)
+    judge.close(received, slope, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-5,
+                hint="Far from the keys, or very sharp, the answer still has a slope: the weights come from a softmax.")

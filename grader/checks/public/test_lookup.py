@@ -195,3 +195,34 @@ def test_many_queries(submission):
                          "queries[:, None] - keys, and softmax along the last axis.")
         judge.close(answers[row], one_answer, f"answer {row} (query {query:g})", atol=1e-6)
         expect_closer_keys_weigh_more(weights[row], float(query))
+
+
+@pytest.mark.parametrize("query,sharpness", [(3.0, 1000.0), (20.0, 10.0), (-15.0, 10.0)])
+def test_very_sharp_and_far_queries(submission, query, sharpness):
+    """A very sharp lookup, or a query far from every key, still answers: all the weight on the nearest key(s)."""
+    what = f"soft_lookup({query:g}, ..., sharpness={sharpness:g})"
+    scores = -sharpness * (query - np.array(BEDROOMS)) ** 2
+    answer, weights = judge.pair(submission.lookup.soft_lookup(query, BEDROOMS, PRICES, sharpness), what,
+                                 "(answer, weights)")
+    weights = judge.finite(weights, f"the weights of {what}", shape=(len(BEDROOMS),), cause=(
+        f"The scores here are {judge.show(scores, 0)}: exp() of every one of them underflows to 0, and 0/0 is "
+        "NaN. Dividing exp(score) by its sum is softmax without its safety step: pass the scores to your softmax, "
+        "which subtracts the largest score first, so the best key's exp() is exactly 1."))
+    expected = judge.all_on_the_best(scores)  # the runner-up trails by hundreds: exp() of that is below 1e-100
+    judge.close(weights, expected, f"the weights of {what}", atol=1e-6,
+                hint="Only the nearest key (or the two equally near) should get weight.")
+    judge.close(judge.number(answer, f"the answer of {what}"), float(expected @ PRICES), f"the answer of {what}",
+                atol=1e-3, rtol=0, hint="The answer is sum(weights * values).")
+
+
+def test_arguments_unchanged(submission):
+    """The lookups leave the queries, keys and values they are given as they were."""
+    keys, values = np.array(BEDROOMS), np.array(PRICES)
+    calls = {"exact_lookup": ((2.0, keys, values), 210.0), "nearest_lookup": ((2.4, keys, values), 210.0),
+             "soft_lookup": ((np.array([3.0]), keys, values, 1.5), [LESSON_ANSWER])}
+    for name, (args, expected) in calls.items():
+        value, after = getattr(submission.lookup, name).arguments_after(*args)
+        judge.unchanged(dict(zip(("query", "keys", "values", "sharpness"), args)), after, f"{name}(...)")
+        answer = judge.pair(value, f"{name}(...)", "(answers, weights)")[0] if name == "soft_lookup" else value
+        judge.close(judge.array(answer, f"the answer of {name}(...)"), expected, f"the answer of {name}(...)",
+                    atol=1e-3, hint="Besides leaving the arrays alone, the answer must be right.")

@@ -121,3 +121,28 @@ def test_sharpness_limits(submission):
     flat = weights_of(submission, 1e-6 * x)
     judge.close(flat, [0.25] * 4, "softmax(0.000001 * scores)", atol=1e-5,
                 hint="Scores that are nearly equal should give nearly equal weights.")
+
+
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_rows_far_apart(submission, axis):
+    """Rows of scores far apart (near +1000 and near -1000) each get finite weights of their own."""
+    rows = np.array([[1000.0, 1001.0, 998.0], [-1000.0, -999.0, -1002.0]])
+    near_zero = rows - np.array([[1000.0], [-1000.0]])  # the same differences within each row
+    x, moved = (rows, near_zero) if axis == -1 else (rows.T, near_zero.T)
+    what = f"softmax of rows near +1000 and -1000 (axis={axis})"
+    weights = judge.finite(submission.softmax.softmax(x, axis), what, shape=x.shape, cause=(
+        "Each row (here one near +1000, one near -1000) needs its own shift: subtract each row's own largest "
+        "score, np.max(x, axis=axis, keepdims=True). One largest score for the whole array shifts the row near "
+        "-1000 down to -2000, where every exp() underflows to 0, and 0/0 is NaN."))
+    expect_weights(weights, x, axis)
+    judge.close(weights, weights_of(submission, moved, axis), what, atol=1e-6,
+                hint="Each row keeps the weights of the same scores moved near 0: a row's shift cancels.")
+
+
+def test_arguments_unchanged(submission):
+    """softmax leaves the scores it is given as they were: the caller still needs them."""
+    x = scores((3, 4), seed=4)
+    for axis in (-1, 0):
+        weights, after = submission.softmax.softmax.arguments_after(x, axis)
+        judge.unchanged({"x": x, "axis": axis}, after, f"softmax(x, axis={axis})")
+        expect_weights(judge.array(weights, f"softmax(x, axis={axis})", shape=x.shape), x, axis)
