@@ -14,8 +14,9 @@ of that output comes from each token. ``head_output`` and
 ``value_contributions`` use your ``scaled_dot_product_attention`` and
 ``causal_mask`` from ``attention.py``: finish exercise 3 first.
 
-The checks use the tiny GPT-2 of exercise 4 (6 layers, 4 heads of size
-16); the same code runs unchanged on GPT-2 small (12 heads of size 64).
+The checks use the tiny GPT-2s of exercise 4 (4 heads of size 16, and 6
+heads of size 8); the same code runs unchanged on GPT-2 small (12 heads of
+size 64).
 """
 
 import numpy as np
@@ -35,8 +36,8 @@ def head_vectors(model, input_ids, layer, head):
     2. ``block.ln_1`` normalises it; ``block.attn.c_attn`` turns it into
        q, k and v side by side, ``n_embd`` columns each, in that order.
     3. Head ``h`` owns columns ``h * s`` to ``(h + 1) * s`` of each, where
-       ``s = n_embd // n_head`` is the head size: 64 in GPT-2 small, 16 in
-       the tiny model. Read it from ``model.config``; do not write 64.
+       ``s = n_embd // n_head`` is the head size: 64 in GPT-2 small, 16 or
+       8 in the tiny models. Read it from ``model.config``; write no number.
 
     Args:
         model: a Hugging Face GPT-2 (``GPT2Model`` or ``GPT2LMHeadModel``).

@@ -75,6 +75,15 @@ MISTAKES = [
          "test_lesson_scores", "exp(score)"),
     edit("axis 1 taken as the last axis", "softmax", "x = np.asarray(x, dtype=float)",
          "x = np.asarray(x, dtype=float)\n    axis = 0 if axis == 0 else -1", "test_matches_reference", "axis=1"),
+    edit("largest score of the whole array, not of each row", "softmax", "np.max(x, axis=axis, keepdims=True)",
+         "np.max(x)", "test_rows_far_apart", "each row's own largest score"),
+    rewrite("scores changed in place", "softmax", """
+def softmax(x, axis=-1):
+    x -= np.max(x, axis=axis, keepdims=True)
+    np.exp(x, out=x)
+    x /= np.sum(x, axis=axis, keepdims=True)
+    return x
+""", "test_arguments_unchanged", "changed its argument `x` in place"),
     # -- lookup ----------------------------------------------------------------------------
     edit("exact lookup returns the key", "lookup", "            return value\n", "            return key\n",
          "test_exact_lookup_finds_key", "Return the value stored"),
@@ -116,6 +125,17 @@ def exact_lookup(query, keys, values):
          "return int(values[int(np.argmin(distances))])", "test_nearest_matches_reference", "expected"),
     edit("soft answer rounded to pence", "lookup", "return float(answers), weights",
          "return round(float(answers), 2), weights", "test_soft_matches_reference", "expected"),
+    rewrite("kernel divided by its sum, no softmax", "lookup", """
+def soft_lookup(query, keys, values, sharpness=1.0):
+    queries = np.asarray(query, dtype=float)
+    kernel = np.exp(-sharpness * (queries[..., None] - np.asarray(keys, dtype=float)) ** 2)
+    weights = kernel / kernel.sum(axis=-1, keepdims=True)
+    answers = weights @ np.asarray(values, dtype=float)
+    return (float(answers), weights) if queries.ndim == 0 else (answers, weights)
+""", "test_very_sharp_and_far_queries", "underflow"),
+    edit("keys shifted in place", "lookup", "    distances = np.abs(np.asarray(keys, dtype=float) - query)\n",
+         "    distances = np.asarray(keys, dtype=float)\n    distances -= query\n    np.abs(distances, out=distances)\n",
+         "test_arguments_unchanged", "changed its argument `keys` in place"),
     # -- attention -------------------------------------------------------------------------
     edit("attend score sign flipped", "attention", "weights = softmax(scores)\n", "weights = softmax(-scores)\n",
          "test_two_number_example", "sign flipped"),
@@ -165,6 +185,24 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
          "test_sdpa_matches_reference", "attention"),
     edit("causal mask capped at 8 tokens", "attention", "np.ones((n, n)", "np.ones((min(n, 8), min(n, 8))",
          "test_causal_mask_matches_reference", "expected shape"),
+    rewrite("attend's own softmax without the largest score subtracted", "attention", """
+def attend(query, keys, values):
+    exps = np.exp(np.asarray(keys, dtype=float) @ np.asarray(query, dtype=float))
+    weights = exps / exps.sum()
+    return weights @ np.asarray(values, dtype=float), weights
+""", "test_long_queries", "subtract the largest score"),
+    rewrite("attention's own softmax without the largest score subtracted", "attention", """
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    exps = np.exp(Q @ K.T / np.sqrt(K.shape[-1]))
+    if mask is not None:
+        exps = np.where(mask, exps, 0.0)
+    weights = exps / exps.sum(axis=-1, keepdims=True)
+    return weights @ V, weights
+""", "test_long_queries", "subtract the largest score"),
+    edit("queries scaled in place", "attention", "    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1])\n",
+         "    Q /= np.sqrt(K.shape[-1])\n    scores = Q @ np.swapaxes(K, -1, -2)\n",
+         "test_arguments_unchanged", "changed its argument `Q` in place"),
     # -- gpt2_heads ------------------------------------------------------------------------
     edit("decoded words instead of tokens", "gpt2_heads",
          "    tokens = tokenizer.convert_ids_to_tokens(ids[0].tolist())\n    return tokens, attentions[layer][0, head]",
@@ -193,6 +231,15 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     # The tiny model's heads are 16 wide: not "your scores are 4e32 times too small".
     edit("head size hard-coded to 64", "gpt2_heads", "size = model.config.n_embd // model.config.n_head", "size = 64",
          "test_recompute_head_pattern", "n_embd // n_head"),
+    # Right for the standard tiny model (heads of 16, 4 of them): only its other shape (heads of 8, 6 of them) fails.
+    edit("head size hard-coded to 16", "gpt2_heads", "size = model.config.n_embd // model.config.n_head", "size = 16",
+         "test_recompute_head_pattern", "n_embd // n_head"),
+    edit("head count hard-coded to 4", "gpt2_heads", "size = model.config.n_embd // model.config.n_head",
+         "size = model.config.n_embd // 4", "test_recompute_head_pattern", "n_embd // n_head"),
+    edit("scores divided by sqrt(16) written in", "gpt2_heads", " / size**0.5", " / 4",
+         "test_recompute_head_pattern", "n_embd // n_head"),
+    edit("layer average over 4 heads written in", "gpt2_heads", "attentions[layer][0].mean(dim=0)",
+         "(attentions[layer][0].sum(dim=0) / 4)", "test_layer_average", "this model has 6 heads"),
     edit("ln_1 skipped", "gpt2_heads", "x = block.ln_1(hidden)", "x = hidden",
          "test_recompute_head_pattern", "block.ln_1"),
     edit("the next block's hidden state", "gpt2_heads", "hidden_states[layer][0]", "hidden_states[layer + 1][0]",
@@ -291,8 +338,17 @@ def nearest_answer(query, keys, values):
 """, "test_lookups_match_reference", "expected"),
     edit("slope at a fixed sharpness", "learning", "answer = soft_answer(query, keys, values, sharpness)",
          "answer = soft_answer(query, keys, values, 1.5)", "test_slopes_match_reference", "expected"),
+    edit("soft answer as a kernel divided by its sum", "learning",
+         "    return torch.softmax(scores, dim=-1) @ values\n",
+         "    kernel = torch.exp(scores)\n    return (kernel @ values) / kernel.sum(dim=-1)\n",
+         "test_very_sharp_answers", "underflow"),
     # -- gpt2_values -----------------------------------------------------------------------
     edit("head size hard-coded to 64", "gpt2_values", "size = width // model.config.n_head", "size = 64",
+         "test_head_vectors", "read both from model.config"),
+    # Right for the standard tiny model: only its other shape (heads of 8, 6 of them) fails.
+    edit("head size hard-coded to 16", "gpt2_values", "size = width // model.config.n_head", "size = 16",
+         "test_head_vectors", "read both from model.config"),
+    edit("head count hard-coded to 4", "gpt2_values", "size = width // model.config.n_head", "size = width // 4",
          "test_head_vectors", "read both from model.config"),
     edit("ln_1 skipped", "gpt2_values", "block.attn.c_attn(block.ln_1(hidden))", "block.attn.c_attn(hidden)",
          "test_head_vectors", "apply block.ln_1"),

@@ -63,12 +63,14 @@ def test_tiny_model_leaves_global_random_state_alone():
     assert torch.equal(torch.rand(3), expected)
 
 
-def test_tiny_model_shape():
-    model = models.tiny_model()
+# (n_layer, n_head, n_embd): the narrow shape's head size (8), head count and layer count differ from the standard's.
+@pytest.mark.parametrize("shape,sizes", [("standard", (6, 4, 64)), ("narrow", (3, 6, 48))])
+def test_tiny_model_shape(shape, sizes):
+    model = models.tiny_model(shape=shape)
     assert isinstance(model, models.GPT2LMHeadModel) and not model.training
-    assert isinstance(models.tiny_model(head="base"), models.GPT2Model)
+    assert isinstance(models.tiny_model(head="base", shape=shape), models.GPT2Model)
     config = model.config
-    assert (config.n_layer, config.n_head, config.n_embd) == (6, 4, 64)
+    assert (config.n_layer, config.n_head, config.n_embd) == sizes == lesson.TINY_SHAPES[shape]
     assert config.vocab_size == len(models.TINY_VOCAB) == len(models.tiny_tokenizer())
 
 
@@ -116,9 +118,10 @@ def test_attention_patterns_are_causal_weights(model, tokenizer, text):
     assert np.all(np.triu(attentions, k=1) == 0)
 
 
-def test_attention_patterns_are_far_from_uniform(tokenizer):
+@pytest.mark.parametrize("shape", lesson.TINY_SHAPES)
+def test_attention_patterns_are_far_from_uniform(tokenizer, shape):
     """Random weights must still give sharp patterns, or a wrong answer could pass."""
-    _, attentions = gpt2.attention_patterns(models.tiny_model(), tokenizer, LESSON)
+    _, attentions = gpt2.attention_patterns(models.tiny_model(shape=shape), tokenizer, LESSON)
     T = attentions.shape[-1]
     uniform = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
     assert np.abs(attentions - uniform).max(axis=(2, 3)).min() > 0.2
@@ -267,11 +270,15 @@ def test_build():
         assert torch.allclose(hidden(ids).logits, models.tiny_model(2)(ids).logits, atol=1e-5)
     with pytest.raises(RuntimeError, match="recompute"):
         hidden.set_attn_implementation("eager")
+    narrow = ModelSpec(seed=2, shape="narrow").without_attentions()
+    assert narrow.shape == "narrow" and _same_weights(models.build(narrow), models.tiny_model(2, shape="narrow"))
+    assert narrow.tokenizer() == ModelSpec(seed=2).tokenizer()  # one tokenizer for every shape
     tokenizer = models.build(ModelSpec().tokenizer())
     assert tokenizer.tokenize(LESSON) == LESSON_TOKENS
     assert models.build(ModelSpec(kind="real").tokenizer())(LESSON)["input_ids"] == LESSON_IDS
-    with pytest.raises(ValueError):
-        models.build(ModelSpec(kind="huge"))
+    for wrong in (ModelSpec(kind="huge"), ModelSpec(shape="huge"), ModelSpec(kind="real", shape="narrow")):
+        with pytest.raises(ValueError):
+            models.build(wrong)
 
 
 def test_load_gives_the_tiny_pair_without_weights(monkeypatch, tmp_path):

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from grader.engine import ground_truth
+from grader.engine import codec, ground_truth
 from grader.engine.codec import ModelSpec
 from grader.engine.sandbox import KitError
 
@@ -50,3 +50,12 @@ def test_gpt2_small_is_never_recorded_and_its_claims_skip(record):
 def test_a_question_not_recorded_is_the_kits_fault(record):
     with pytest.raises(KitError, match="no recorded answer"):
         ground_truth.Replay(kit("weights-1"), record).gpt2.attention_patterns(TINY, TINY.tokenizer(), "Another text")
+
+
+def test_a_standard_spec_reads_as_before_shapes_and_another_shape_has_answers_of_its_own(record):
+    """Keys recorded before the tiny GPT-2 had two shapes still match; the narrow one's answers are not the standard's."""
+    assert "shape" not in codec.to_plain(TINY)["model_spec"]
+    narrow = ModelSpec(kind="tiny", seed=0, shape="narrow")
+    assert narrow.tokenizer() == TINY.tokenizer()
+    with pytest.raises(KitError, match="no recorded answer"):
+        ground_truth.Replay(kit("weights-1"), record).gpt2.attention_patterns(narrow, narrow.tokenizer(), TEXT)

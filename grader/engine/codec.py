@@ -25,7 +25,7 @@ import socket
 import struct
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -62,6 +62,7 @@ class ModelSpec:
     head: "lm" (GPT2LMHeadModel) or "base" (GPT2Model); learners must handle both.
     attentions: False gives a model that cannot report its attention weights,
     for functions that must recompute them.
+    shape: which of the tiny GPT-2's shapes (``lesson.TINY_SHAPES``); GPT-2 small has only "standard".
     """
 
     kind: str = "tiny"
@@ -70,12 +71,21 @@ class ModelSpec:
     head: str = "lm"
     path: str | None = None
     attentions: bool = True
+    shape: str = "standard"
 
     def tokenizer(self) -> "ModelSpec":
+        """The model's tokenizer: one for every shape, so its spec names none."""
         return ModelSpec(self.kind, "tokenizer", self.seed, self.head, self.path)
 
     def without_attentions(self) -> "ModelSpec":
-        return ModelSpec(self.kind, self.part, self.seed, self.head, self.path, attentions=False)
+        return replace(self, attentions=False)
+
+    def plain(self) -> dict:
+        """Its fields, less a standard shape: a spec reads as it did before shapes, and so do recorded answers."""
+        fields = asdict(self)
+        if self.shape == "standard":
+            del fields["shape"]
+        return fields
 
 
 def model_specs(value) -> set[ModelSpec]:
@@ -97,7 +107,7 @@ def to_plain(value):
     if value is None or type(value) in (bool, str):
         return value
     if isinstance(value, ModelSpec):
-        return {"model_spec": asdict(value)}
+        return {"model_spec": value.plain()}
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):

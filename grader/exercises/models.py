@@ -1,8 +1,9 @@
 """GPT-2 models for the exercises: a tiny seeded pair for grading, the real one for the lesson.
 
-Checks grade learners on the *tiny* pair: a 6-layer GPT-2 with random weights
-and an 88-token tokenizer, both built in memory in milliseconds, with no files
-and no network. Its tokens look like GPT-2's ("The", "Ġcat") and its model is
+Checks grade learners on the *tiny* pair: a GPT-2 with random weights, in
+two shapes (``lesson.TINY_SHAPES``: 6 layers of 4 heads of size 16, and 3
+layers of 6 heads of size 8), and an 88-token tokenizer, all built in memory
+in milliseconds, with no files and no network. Its tokens look like GPT-2's ("The", "Ġcat") and its model is
 a genuine ``transformers`` GPT-2, so code that works on it works unchanged on
 GPT-2 small. The *real* pair (the lesson's numbers) needs the weights on disk:
 ``real_model`` looks only there and fails at once, in one line, without them.
@@ -25,6 +26,8 @@ from tokenizers.models import WordLevel
 from transformers import (AttentionInterface, GPT2Config, GPT2LMHeadModel, GPT2Model, GPT2Tokenizer,
                           PreTrainedTokenizerFast)
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+from grader.exercises import lesson
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "gpt2"
 ENV_VAR = "SOFTLOOKUP_GPT2"
@@ -73,15 +76,16 @@ def tiny_tokenizer() -> PreTrainedTokenizerFast:
     return PreTrainedTokenizerFast(tokenizer_object=backend, bos_token=EOT, eos_token=EOT, unk_token=UNK)
 
 
-def tiny_model(seed: int = 0, head: str = "lm") -> GPT2LMHeadModel | GPT2Model:
-    """A 6-layer, 4-head GPT-2 with random weights, the same for the same seed.
+def tiny_model(seed: int = 0, head: str = "lm", shape: str = "standard") -> GPT2LMHeadModel | GPT2Model:
+    """A GPT-2 of one of ``lesson.TINY_SHAPES`` with random weights, the same for the same seed.
 
     ``initializer_range=0.2`` (ten times the usual) gives weights large enough
     that every head attends unevenly; at the usual 0.02 the patterns are
     nearly uniform and a wrong implementation could pass a tight tolerance.
     Eager attention: any other implementation returns no attentions.
     """
-    config = GPT2Config(n_layer=6, n_head=4, n_embd=64, vocab_size=len(TINY_VOCAB), n_positions=32,
+    n_layer, n_head, n_embd = lesson.TINY_SHAPES[shape]
+    config = GPT2Config(n_layer=n_layer, n_head=n_head, n_embd=n_embd, vocab_size=len(TINY_VOCAB), n_positions=32,
                         bos_token_id=0, eos_token_id=0, initializer_range=0.2, attn_implementation="eager")
     with torch.random.fork_rng(devices=[]):  # leave the caller's random state alone
         torch.manual_seed(seed)
@@ -199,9 +203,10 @@ def hide_attention_weights(model):
 
 def build(spec):
     """The model or tokenizer a :class:`grader.engine.codec.ModelSpec` names (workers build their own)."""
-    if spec.kind not in ("tiny", "real") or spec.part not in ("model", "tokenizer"):
+    shapes = lesson.TINY_SHAPES if spec.kind == "tiny" else ("standard",)  # GPT-2 small has one shape
+    if spec.kind not in ("tiny", "real") or spec.part not in ("model", "tokenizer") or spec.shape not in shapes:
         raise ValueError(f"cannot build {spec}")
     if spec.part == "tokenizer":
         return tiny_tokenizer() if spec.kind == "tiny" else real_tokenizer()
-    model = tiny_model(spec.seed, spec.head) if spec.kind == "tiny" else real_model(spec.path, spec.head)
+    model = tiny_model(spec.seed, spec.head, spec.shape) if spec.kind == "tiny" else real_model(spec.path, spec.head)
     return model if spec.attentions else hide_attention_weights(model)

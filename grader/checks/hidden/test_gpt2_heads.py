@@ -1,7 +1,8 @@
 """Hidden checks for GPT-2 heads: other seeds, sentences and model classes, against the reference.
 
 Tiny GPT-2s with seeds 1-3, as GPT2Model ("base") and GPT2LMHeadModel ("lm"),
-on the kit's other sentences. Tolerance: absolute 1e-5 on every weight.
+in both shapes of ``lesson.TINY_SHAPES``, on the kit's other sentences.
+Tolerance: absolute 1e-5 on every weight.
 """
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 
 from grader.engine import judge
 from grader.engine.codec import ModelSpec
+from grader.exercises import lesson
 
 SENTENCES = [
     "The dog chased the ball across the garden because it was bored",
@@ -16,9 +18,18 @@ SENTENCES = [
     "The teacher thanked the student because she had worked hard",
     "<|endoftext|>When the rain stopped the children ran outside to play",
 ]
-CASES = [(1, "base", 0, 3, 2), (2, "lm", 1, 5, 0), (3, "base", 2, 1, 3), (1, "lm", 3, 4, 3)]
-IDS = [f"seed{s}-{h}-sentence{t}-L{layer}H{head}" for s, h, t, layer, head in CASES]
+# (seed, model class, shape, sentence, layer, head)
+CASES = [(1, "base", "standard", 0, 3, 2), (2, "lm", "standard", 1, 5, 0), (3, "base", "standard", 2, 1, 3),
+         (1, "lm", "standard", 3, 4, 3), (2, "base", "narrow", 3, 2, 4)]
+IDS = [f"seed{s}-{h}-{shape}-sentence{t}-L{layer}H{head}" for s, h, shape, t, layer, head in CASES]
 TOLERANCE = 1e-5
+
+
+def tiny(seed, kind, shape):
+    """The spec of a tiny GPT-2, and how a message names it."""
+    n_layer, n_head, _ = lesson.TINY_SHAPES[shape]
+    name = f"a tiny {kind} GPT-2 (seed {seed}, {n_layer} layers of {n_head} heads)"
+    return ModelSpec(kind="tiny", seed=seed, head=kind, shape=shape), name
 
 
 def compare(received, expected, what):
@@ -29,30 +40,30 @@ def compare(received, expected, what):
                 atol=TOLERANCE, rtol=0)
 
 
-@pytest.mark.parametrize("seed,kind,sentence,layer,head", CASES, ids=IDS)
-def test_head_pattern_matches_reference(submission, reference, seed, kind, sentence, layer, head):
+@pytest.mark.parametrize("seed,kind,shape,sentence,layer,head", CASES, ids=IDS)
+def test_head_pattern_matches_reference(submission, reference, seed, kind, shape, sentence, layer, head):
     """head_pattern on other tiny GPT-2s and sentences matches the reference."""
-    model = ModelSpec(kind="tiny", seed=seed, head=kind)
+    model, name = tiny(seed, kind, shape)
     args = (model, model.tokenizer(), SENTENCES[sentence], layer, head)
     compare(submission.gpt2_heads.head_pattern(*args), reference.gpt2_heads.head_pattern(*args),
-            f"head_pattern on a tiny {kind} GPT-2 (seed {seed}), layer {layer}, head {head}")
+            f"head_pattern on {name}, layer {layer}, head {head}")
 
 
-@pytest.mark.parametrize("seed,kind,sentence,layer,head", CASES, ids=IDS)
-def test_layer_average_matches_reference(submission, reference, seed, kind, sentence, layer, head):
+@pytest.mark.parametrize("seed,kind,shape,sentence,layer,head", CASES, ids=IDS)
+def test_layer_average_matches_reference(submission, reference, seed, kind, shape, sentence, layer, head):
     """layer_average on other tiny GPT-2s and sentences matches the reference."""
-    model = ModelSpec(kind="tiny", seed=seed, head=kind)
+    model, name = tiny(seed, kind, shape)
     args = (model, model.tokenizer(), SENTENCES[sentence], layer)
     compare(submission.gpt2_heads.layer_average(*args), reference.gpt2_heads.layer_average(*args),
-            f"layer_average on a tiny {kind} GPT-2 (seed {seed}), layer {layer}")
+            f"layer_average on {name}, layer {layer}")
 
 
-@pytest.mark.parametrize("seed,kind,sentence,layer,head", CASES, ids=IDS)
-def test_recompute_matches_reference(submission, reference, kit, seed, kind, sentence, layer, head):
+@pytest.mark.parametrize("seed,kind,shape,sentence,layer,head", CASES, ids=IDS)
+def test_recompute_matches_reference(submission, reference, kit, seed, kind, shape, sentence, layer, head):
     """recompute_head_pattern on other tiny GPT-2s, GPT2Model included, matches the reference."""
-    model = ModelSpec(kind="tiny", seed=seed, head=kind)
+    model, name = tiny(seed, kind, shape)
     ids = kit.gpt2.token_ids(model.tokenizer(), SENTENCES[sentence])
-    what = f"recompute_head_pattern on a tiny {kind} GPT-2 (seed {seed}), layer {layer}, head {head}"
+    what = f"recompute_head_pattern on {name}, layer {layer}, head {head}"
     expected = reference.gpt2_heads.recompute_head_pattern(model, ids, layer, head)
     received = judge.array(submission.gpt2_heads.recompute_head_pattern(model.without_attentions(), ids, layer, head),
                            f"the pattern of {what}", shape=expected.shape)

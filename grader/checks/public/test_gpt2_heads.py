@@ -1,8 +1,9 @@
 """Public checks for exercise 4: GPT-2 attention heads.
 
-Graded on a tiny seeded GPT-2 (6 layers, 4 heads), built inside each worker,
-against the patterns transformers itself computes (``kit.gpt2``). The lesson's
-claims about GPT-2 small run only where its weights are on disk.
+Graded on tiny seeded GPT-2s of two shapes (6 layers of 4 heads, and 3 layers
+of 6 heads: ``lesson.TINY_SHAPES``), built inside each worker, against the
+patterns transformers itself computes (``kit.gpt2``). The lesson's claims about
+GPT-2 small run only where its weights are on disk.
 """
 
 import numpy as np
@@ -14,9 +15,9 @@ from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.engine.codec import ModelSpec
 from grader.engine.sandbox import SubmissionError
 
-TINY = ModelSpec(kind="tiny", seed=0, head="lm")
-# recompute_head_pattern gets a model that cannot report its attention weights: only a recompute can pass.
-TINY_WITHOUT_WEIGHTS = TINY.without_attentions()
+# Each shape of lesson.TINY_SHAPES: a head size, head count or layer count written in as a number fails one.
+MODELS = {shape: ModelSpec(kind="tiny", seed=0, head="lm", shape=shape) for shape in lesson.TINY_SHAPES}
+TINY = MODELS["standard"]
 LESSON = lesson.SENTENCE
 OTHER = "The dog chased the ball across the garden because it was bored"
 TOLERANCE = 1e-5  # float32 attention inside torch, compared in float64
@@ -68,12 +69,14 @@ def test_tokens(submission, kit):
         judge.fail(f"tokens for {LESSON!r}: expected {expected}, received {tokens}. {hint}")
 
 
-@pytest.mark.parametrize("layer,head", [(4, 3), (0, 0), (2, 1), (5, 2)])
-def test_head_pattern(submission, kit, layer, head):
+@pytest.mark.parametrize("model,layer,head", [("standard", 4, 3), ("standard", 0, 0), ("standard", 2, 1),
+                                              ("standard", 5, 2), ("narrow", 2, 5), ("narrow", 1, 4)])
+def test_head_pattern(submission, kit, model, layer, head):
     """head_pattern returns the head's attention matrix, row i = where token i looks."""
-    tokens, attentions = truth(kit, LESSON)
+    spec = MODELS[model]
+    tokens, attentions = truth(kit, LESSON, spec)
     what = f"head_pattern(..., layer={layer}, head={head})"
-    _, pattern = learner_pattern(submission.gpt2_heads.head_pattern(TINY, TINY.tokenizer(), LESSON, layer, head),
+    _, pattern = learner_pattern(submission.gpt2_heads.head_pattern(spec, spec.tokenizer(), LESSON, layer, head),
                                  what, len(tokens))
     mistake = look_alikes(pattern, attentions, layer, head)
     judge.close(pattern, attentions[layer, head], f"the pattern of {what}", atol=TOLERANCE, rtol=0,
@@ -146,18 +149,23 @@ def test_attention_share_unknown_token(submission):
                "sentence: raise ValueError naming it.")
 
 
-@pytest.mark.parametrize("layer", [4, 1])
-def test_layer_average(submission, kit, layer):
+@pytest.mark.parametrize("model,layer", [("standard", 4), ("standard", 1), ("narrow", 2)])
+def test_layer_average(submission, kit, model, layer):
     """layer_average is the mean of the layer's head patterns."""
-    tokens, attentions = truth(kit, LESSON)
+    spec = MODELS[model]
+    tokens, attentions = truth(kit, LESSON, spec)
     what = f"layer_average(..., layer={layer})"
-    _, pattern = learner_pattern(submission.gpt2_heads.layer_average(TINY, TINY.tokenizer(), LESSON, layer),
+    _, pattern = learner_pattern(submission.gpt2_heads.layer_average(spec, spec.tokenizer(), LESSON, layer),
                                  what, len(tokens))
     hint = "Average attentions[layer][0] over the head axis (dim 0)."
+    n_head = attentions.shape[1]
+    counts = {heads for _, heads, _ in lesson.TINY_SHAPES.values()} | {12}  # head counts a learner might write in
+    miscounts = [(f"the sum over the heads divided by {count}: this model has {n_head} heads (model.config.n_head)",
+                  attentions[layer].sum(axis=0) / count) for count in sorted(counts - {n_head})]
     for name, other in [("the maximum over the heads", attentions[layer].max(axis=0)),
                         ("the sum over the heads", attentions[layer].sum(axis=0)),
                         (f"layer {layer - 1}'s average", attentions[layer - 1].mean(axis=0)),
-                        ("one head's pattern", attentions[layer, 0])]:
+                        ("one head's pattern", attentions[layer, 0]), *miscounts]:
         if np.allclose(pattern, other, atol=TOLERANCE):
             hint = f"That is {name}; the layer's pattern is the mean over its heads."
     judge.close(pattern, attentions[layer].mean(axis=0), f"the pattern of {what}", atol=TOLERANCE, rtol=0, hint=hint)
@@ -172,13 +180,16 @@ def score_scale(received, expected):
     return factor if np.allclose(r, factor * e, atol=1e-3) else None
 
 
-@pytest.mark.parametrize("layer,head", [(4, 3), (0, 1), (3, 0), (5, 2)])
-def test_recompute_head_pattern(submission, kit, layer, head):
+@pytest.mark.parametrize("model,layer,head", [("standard", 4, 3), ("standard", 0, 1), ("standard", 3, 0),
+                                              ("standard", 5, 2), ("narrow", 2, 5), ("narrow", 0, 1)])
+def test_recompute_head_pattern(submission, kit, model, layer, head):
     """recompute_head_pattern rebuilds the head's pattern from the weights: ln_1, c_attn, q.k/sqrt(d), mask, softmax."""
-    tokens, attentions = truth(kit, LESSON)
-    ids = kit.gpt2.token_ids(TINY.tokenizer(), LESSON)
+    spec = MODELS[model]
+    tokens, attentions = truth(kit, LESSON, spec)
+    ids = kit.gpt2.token_ids(spec.tokenizer(), LESSON)
     what = f"recompute_head_pattern(model, ids, layer={layer}, head={head})"
-    pattern = judge.array(submission.gpt2_heads.recompute_head_pattern(TINY_WITHOUT_WEIGHTS, ids, layer, head),
+    # A model that cannot report its attention weights: only a recompute can pass.
+    pattern = judge.array(submission.gpt2_heads.recompute_head_pattern(spec.without_attentions(), ids, layer, head),
                           f"the pattern of {what}", shape=(len(tokens), len(tokens)))
     expected = attentions[layer, head]
     if np.allclose(pattern, expected, atol=TOLERANCE):
@@ -187,8 +198,9 @@ def test_recompute_head_pattern(submission, kit, layer, head):
         judge.fail(f"{what} puts weight on future tokens: set the scores above the diagonal to -inf before softmax.")
     if not np.allclose(pattern.sum(axis=1), 1, atol=TOLERANCE):
         judge.fail(f"the rows of {what} do not sum to 1: apply softmax along each row (dim=-1).")
-    head_size = ("The head size is n_embd // n_head: 16 in this tiny model (64 / 4 heads), 64 only in GPT-2 small "
-                 "(768 / 12 heads), so do not write the number in.")
+    _, n_head, n_embd = lesson.TINY_SHAPES[model]
+    head_size = (f"The head size is n_embd // n_head: {n_embd // n_head} in this tiny model ({n_embd} / {n_head} "
+                 "heads), 64 only in GPT-2 small (768 / 12 heads), so do not write the number in.")
     if np.allclose(pattern, np.tri(len(tokens)) / np.arange(1, len(tokens) + 1)[:, None], atol=TOLERANCE):
         judge.fail(f"{what} gives every token the same weight: the scores of each row are all equal, as if q.k "
                    f"were 0. Is the head's slice of columns empty (a head size too large) or were the scores "

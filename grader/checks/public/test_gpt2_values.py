@@ -1,10 +1,11 @@
 """Public checks for exercise 6: what a GPT-2 head moves.
 
-Graded on the tiny seeded GPT-2 (6 layers, 4 heads of size 16) against what
-transformers itself computes (``kit.gpt2.head_readouts``): the q, k and v
-that ``attn.c_attn`` makes, and the head's columns of the merged heads that
-``attn.c_proj`` receives, both read with forward hooks. The lesson's claim
-about GPT-2 small runs only where its weights are on disk.
+Graded on the tiny seeded GPT-2s of exercise 4 (6 layers of 4 heads of size
+16, and 3 layers of 6 heads of size 8) against what transformers itself
+computes (``kit.gpt2.head_readouts``): the q, k and v that ``attn.c_attn``
+makes, and the head's columns of the merged heads that ``attn.c_proj``
+receives, both read with forward hooks. The lesson's claim about GPT-2 small
+runs only where its weights are on disk.
 """
 
 import numpy as np
@@ -15,17 +16,18 @@ from grader.exercises import lesson
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.engine.codec import ModelSpec
 
-TINY = ModelSpec(kind="tiny", seed=0, head="lm")
+# Each shape of lesson.TINY_SHAPES: a head size, head count or layer count written in as a number fails one.
+MODELS = {shape: ModelSpec(kind="tiny", seed=0, head="lm", shape=shape) for shape in lesson.TINY_SHAPES}
 TOLERANCE = 1e-5  # float32 inside torch, compared in float64
 VECTORS = ("queries", "keys", "values")
 
 
 @pytest.fixture(scope="module")
-def truth(kit):
-    """transformers' own readouts of every head of the tiny GPT-2 on the lesson's sentence, and its ids."""
-    readouts = kit.gpt2.head_readouts(TINY, TINY.tokenizer(), lesson.SENTENCE)
-    readouts["ids"] = kit.gpt2.token_ids(TINY.tokenizer(), lesson.SENTENCE)
-    return readouts
+def truths(kit):
+    """{shape: transformers' own readouts of every head of that tiny GPT-2 on the lesson's sentence, and its ids}"""
+    ids = kit.gpt2.token_ids(MODELS["standard"].tokenizer(), lesson.SENTENCE)
+    return {shape: {**kit.gpt2.head_readouts(spec, spec.tokenizer(), lesson.SENTENCE), "ids": ids}
+            for shape, spec in MODELS.items()}
 
 
 def head_array(received, what, truth):
@@ -53,11 +55,13 @@ def neighbours(index, count):
     return [other for other in (index - 1, index + 1) if 0 <= other < count]
 
 
-@pytest.mark.parametrize("layer,head", [(4, 3), (0, 0), (2, 1)])
-def test_head_vectors(submission, truth, layer, head):
+@pytest.mark.parametrize("model,layer,head", [("standard", 4, 3), ("standard", 0, 0), ("standard", 2, 1),
+                                              ("narrow", 2, 5), ("narrow", 0, 1)])
+def test_head_vectors(submission, truths, model, layer, head):
     """head_vectors returns the head's queries, keys and values: ln_1, c_attn, the head's columns of each third."""
+    truth = truths[model]
     what = f"head_vectors(model, ids, layer={layer}, head={head})"
-    received = submission.gpt2_values.head_vectors(TINY, truth["ids"], layer, head)
+    received = submission.gpt2_values.head_vectors(MODELS[model], truth["ids"], layer, head)
     judge.expect(isinstance(received, (tuple, list)) and len(received) == 3,
                  f"{what} must return three arrays (queries, keys, values); received {judge.show(received)}.")
     n_layer, n_head = truth["values"].shape[:2]
@@ -76,11 +80,13 @@ def test_head_vectors(submission, truth, layer, head):
                     "n_embd-wide parts and keep the head's columns of each.")
 
 
-@pytest.mark.parametrize("layer,head", [(4, 3), (0, 0), (3, 2), (5, 1)])
-def test_head_output(submission, truth, layer, head):
+@pytest.mark.parametrize("model,layer,head", [("standard", 4, 3), ("standard", 0, 0), ("standard", 3, 2),
+                                              ("standard", 5, 1), ("narrow", 1, 4)])
+def test_head_output(submission, truths, model, layer, head):
     """head_output is the pattern times the values: what transformers' merged heads hold before c_proj."""
+    truth = truths[model]
     what = f"head_output(model, ids, layer={layer}, head={head})"
-    output = head_array(submission.gpt2_values.head_output(TINY, truth["ids"], layer, head), what, truth)
+    output = head_array(submission.gpt2_values.head_output(MODELS[model], truth["ids"], layer, head), what, truth)
     n_layer, n_head = truth["values"].shape[:2]
     pattern, values = truth["attentions"][layer, head], truth["values"][layer, head]
     candidates = {
@@ -102,28 +108,32 @@ def test_head_output(submission, truth, layer, head):
                 "causal_mask(T)) from exercise 3.")
 
 
-def test_first_token_moves_only_itself(submission, truth):
+def test_first_token_moves_only_itself(submission, truths):
     """The first token can attend only to itself, so the head's output there is its own value vector."""
+    truth = truths["standard"]
     what = "row 0 of head_output(model, ids, layer=1, head=2)"
-    output = head_array(submission.gpt2_values.head_output(TINY, truth["ids"], 1, 2), "head_output(...)", truth)
+    output = head_array(submission.gpt2_values.head_output(MODELS["standard"], truth["ids"], 1, 2),
+                        "head_output(...)", truth)
     judge.close(output[0], truth["values"][1, 2, 0], what, atol=TOLERANCE, rtol=TOLERANCE,
                 hint="Token 0 sees no earlier token, so all its weight is on itself and its output is its own "
                      "value. Is the future masked (causal_mask), and row i the weights of token i?")
 
 
-def contributions(submission, truth, layer, head, position):
+def contributions(submission, spec, truth, layer, head, position):
     what = f"value_contributions(model, ids, layer={layer}, head={head}, position={position})"
-    shares = judge.array(submission.gpt2_values.value_contributions(TINY, truth["ids"], layer, head, position), what)
+    shares = judge.array(submission.gpt2_values.value_contributions(spec, truth["ids"], layer, head, position), what)
     tokens = len(truth["tokens"])
     judge.expect(shares.shape == (tokens,), f"{what}: expected shape ({tokens},), one share per token of the "
                  f"sentence (0 after position {position}); received shape {shares.shape}.")
     return what, shares
 
 
-@pytest.mark.parametrize("layer,head,position", [(4, 3, 7), (1, 2, 9), (5, 0, 4)])
-def test_value_contributions(submission, truth, layer, head, position):
+@pytest.mark.parametrize("model,layer,head,position", [("standard", 4, 3, 7), ("standard", 1, 2, 9),
+                                                       ("standard", 5, 0, 4), ("narrow", 2, 1, 8)])
+def test_value_contributions(submission, truths, model, layer, head, position):
     """value_contributions: token j's share is |weight_j * v_j| over their sum; shares sum to 1, 0 after the position."""
-    what, shares = contributions(submission, truth, layer, head, position)
+    truth = truths[model]
+    what, shares = contributions(submission, MODELS[model], truth, layer, head, position)
     judge.expect(np.all(shares >= 0), f"{what} has negative shares {judge.show(shares)}: sizes are lengths.")
     judge.expect(np.all(shares[position + 1:] == 0), f"{what} gives shares to tokens after position {position}: "
                  f"{judge.show(shares)}. Their weight is 0, so their share is 0.")
