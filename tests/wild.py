@@ -1,0 +1,1312 @@
+"""Implementations from the wild: correct code written the way public code writes it, and unstable code that is not.
+
+``RIGHT`` maps a name to whole modules (``{module: source}``) that replace the
+reference solutions in a submission folder. Each is an independent, correct
+implementation of the contract in the docstrings of ``solutions/*.py``,
+written in the style of well-known public code (picoGPT, d2l, the Annotated
+Transformer, PyTorch's documented reference of scaled_dot_product_attention,
+minGPT/nanoGPT, TransformerLens, Hugging Face) and adapted to the kit's
+contract by renaming and argument order only. Every one must keep full marks:
+a failure is a grader bug (a tolerance too tight for float32, a tie broken
+another way, a tensor returned), never a reason to change the code here.
+
+``UNSTABLE`` lists wrong implementations that look right on friendly numbers
+and fall over on unfriendly ones (underflow, overflow, the caller's array
+changed): each must lose the named check, with a message that contains the
+fragment, so a learner who wrote it is told what went wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# softmax.py
+# ---------------------------------------------------------------------------------------------------------------------
+
+SOFTMAX_PICOGPT = '''\
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    # jaymody/picoGPT, gpt2.py; picoGPT fixes the axis at -1, here it is passed on
+    exp_x = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return exp_x / np.sum(exp_x, axis=axis, keepdims=True)
+'''
+
+SOFTMAX_LOGSUMEXP = '''\
+import numpy as np
+
+
+def logsumexp(a, axis=-1):
+    a_max = np.max(a, axis=axis, keepdims=True)
+    return a_max + np.log(np.sum(np.exp(a - a_max), axis=axis, keepdims=True))
+
+
+def softmax(x, axis=-1):
+    """softmax(x) = exp(x - logsumexp(x)): the normaliser taken in log space."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.exp(x - logsumexp(x, axis=axis))
+'''
+
+SOFTMAX_LOGADDEXP = '''\
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    scores = np.array(x, dtype=float)
+    log_normaliser = np.logaddexp.reduce(scores, axis=axis, keepdims=True)
+    return np.exp(scores - log_normaliser)
+'''
+
+SOFTMAX_TORCH = '''\
+import torch
+
+
+def softmax(x, axis=-1):
+    return torch.softmax(torch.as_tensor(x, dtype=torch.float64), dim=axis)
+'''
+
+SOFTMAX_F_FLOAT32 = '''\
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+def softmax(x, axis=-1):
+    scores = torch.from_numpy(np.array(x, dtype=np.float32))
+    return F.softmax(scores, dim=axis).numpy()
+'''
+
+SOFTMAX_LOG_SOFTMAX = '''\
+import torch
+from torch import nn
+
+
+def softmax(x, axis=-1):
+    log_weights = nn.LogSoftmax(dim=axis)(torch.tensor(x, dtype=torch.float64))
+    return log_weights.exp()
+'''
+
+SOFTMAX_LOOPS = '''\
+import math
+
+import numpy as np
+
+
+def softmax_of_list(scores):
+    top = max(scores)
+    exps = [math.exp(score - top) for score in scores]
+    total = math.fsum(exps)
+    return [e / total for e in exps]
+
+
+def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    moved = np.moveaxis(x, axis, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    weights = np.array([softmax_of_list(row.tolist()) for row in rows]).reshape(moved.shape)
+    return np.moveaxis(weights, -1, axis)
+'''
+
+SOFTMAX_SCIPY_APPLY_ALONG_AXIS = '''\
+import numpy as np
+
+
+def _softmax_1d(x):
+    # the body of scipy.special.softmax (scipy is not needed for five lines)
+    x_max = np.amax(x, keepdims=True)
+    exp_x_shifted = np.exp(x - x_max)
+    return exp_x_shifted / np.sum(exp_x_shifted, keepdims=True)
+
+
+def softmax(x, axis=-1):
+    return np.apply_along_axis(_softmax_1d, axis, np.asarray(x, dtype=float))
+'''
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# lookup.py
+# ---------------------------------------------------------------------------------------------------------------------
+
+LOOKUP_D2L = '''\
+import torch
+from torch.nn import functional as F
+
+
+def exact_lookup(query, keys, values):
+    hits = torch.nonzero(torch.as_tensor(keys, dtype=torch.float64) == query).flatten()
+    if len(hits) == 0:
+        return None
+    return values[int(hits[0])]
+
+
+def nearest_lookup(query, keys, values):
+    distances = (torch.as_tensor(keys, dtype=torch.float64) - query).abs()
+    return values[int(torch.argmin(distances))]  # the first of equally small distances
+
+
+def soft_lookup(query, keys, values, sharpness=1.0):
+    # d2l.ai, "Attention Pooling: Nadaraya-Watson Kernel Regression": NWKernelRegression.forward,
+    # with the Gaussian kernel's learned width w standing for the sharpness
+    queries = torch.as_tensor(query, dtype=torch.float64).reshape(-1)
+    keys = torch.as_tensor(keys, dtype=torch.float64)
+    values = torch.as_tensor(values, dtype=torch.float64)
+    # Shape of queries and attention_weights: (no. of queries, no. of key-value pairs)
+    repeated_queries = queries.repeat_interleave(keys.shape[0]).reshape((-1, keys.shape[0]))
+    attention_weights = F.softmax(-sharpness * (repeated_queries - keys) ** 2, dim=1)
+    # Shape of values: (no. of queries, no. of key-value pairs)
+    answers = torch.bmm(attention_weights.unsqueeze(1), values.repeat((len(queries), 1)).unsqueeze(-1)).reshape(-1)
+    if torch.as_tensor(query).ndim == 0:
+        return answers[0].item(), attention_weights[0]
+    return answers, attention_weights
+'''
+
+LOOKUP_DICT_LOGADDEXP = '''\
+import numpy as np
+
+
+def exact_lookup(query, keys, values):
+    table = dict(zip(reversed(list(keys)), reversed(list(values))))  # the first occurrence is written last
+    return table.get(query)
+
+
+def nearest_lookup(query, keys, values):
+    best = min(range(len(keys)), key=lambda j: abs(keys[j] - query))  # min keeps the first of equals
+    return values[best]
+
+
+def soft_lookup(query, keys, values, sharpness=1.0):
+    keys = np.asarray(keys, dtype=float)
+    values = np.asarray(values, dtype=float)
+    queries = np.atleast_1d(np.asarray(query, dtype=float))
+    scores = -sharpness * np.subtract.outer(queries, keys) ** 2
+    weights = np.exp(scores - np.logaddexp.reduce(scores, axis=1, keepdims=True))
+    answers = np.einsum("qk,k->q", weights, values)
+    if np.ndim(query) == 0:
+        return answers.item(), weights[0]
+    return answers, weights
+'''
+
+LOOKUP_TORCH_FLOAT32 = '''\
+import torch
+
+
+def exact_lookup(query, keys, values):
+    for position, key in enumerate(keys):
+        if key == query:
+            return values[position]
+    return None
+
+
+def nearest_lookup(query, keys, values):
+    distances = [abs(key - query) for key in keys]
+    return values[distances.index(min(distances))]
+
+
+def soft_lookup(query, keys, values, sharpness=1.0):
+    q = torch.as_tensor(query, dtype=torch.float32)
+    k = torch.as_tensor(keys, dtype=torch.float32)
+    v = torch.as_tensor(values, dtype=torch.float32)
+    weights = (-sharpness * (q.unsqueeze(-1) - k).pow(2)).softmax(dim=-1)
+    return weights @ v, weights
+'''
+
+LOOKUP_TORCH_VMAP = '''\
+import numpy as np
+import torch
+
+
+def exact_lookup(query, keys, values):
+    matches = np.flatnonzero(np.asarray(keys) == query)
+    return values[matches[0]] if matches.size else None
+
+
+def nearest_lookup(query, keys, values):
+    order = np.argsort(np.abs(np.asarray(keys, dtype=float) - query), kind="stable")
+    return values[order[0]]
+
+
+def soft_lookup(query, keys, values, sharpness=1.0):
+    keys = torch.as_tensor(np.asarray(keys, dtype=float))
+    values = torch.as_tensor(np.asarray(values, dtype=float))
+
+    def one(q):
+        weights = torch.softmax(-sharpness * (q - keys) ** 2, dim=0)
+        return torch.dot(weights, values), weights
+
+    queries = torch.as_tensor(np.asarray(query, dtype=float))
+    if queries.ndim == 0:
+        answer, weights = one(queries)
+        return float(answer), weights.numpy()
+    answers, weights = torch.vmap(one)(queries)
+    return answers.numpy(), weights.numpy()
+'''
+
+LOOKUP_LOOPS_MATH = '''\
+import math
+
+
+def exact_lookup(query, keys, values):
+    return next((value for key, value in zip(keys, values) if key == query), None)
+
+
+def nearest_lookup(query, keys, values):
+    best_value, best_distance = None, math.inf
+    for key, value in zip(keys, values):
+        if abs(key - query) < best_distance:  # strictly closer: a tie keeps the earlier key
+            best_value, best_distance = value, abs(key - query)
+    return best_value
+
+
+def soft_lookup(query, keys, values, sharpness=1.0):
+    try:
+        several = iter(query)
+    except TypeError:
+        several = None
+    if several is not None:
+        answers, rows = [], []
+        for q in several:
+            answer, weights = soft_lookup(float(q), keys, values, sharpness)
+            answers.append(answer)
+            rows.append(weights)
+        return answers, rows
+    scores = [-sharpness * (query - float(key)) ** 2 for key in keys]
+    top = max(scores)
+    exps = [math.exp(score - top) for score in scores]
+    total = math.fsum(exps)
+    weights = [e / total for e in exps]
+    return math.fsum(w * float(v) for w, v in zip(weights, values)), weights
+'''
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# attention.py
+# ---------------------------------------------------------------------------------------------------------------------
+
+ATTENTION_ANNOTATED = '''\
+import math
+
+import numpy as np
+import torch
+
+
+def attention(query, key, value, mask=None, dropout=None):
+    "Compute 'Scaled Dot Product Attention'"
+    # harvardnlp, The Annotated Transformer
+    d_k = query.size(-1)
+    scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, -1e9)
+    p_attn = scores.softmax(dim=-1)
+    if dropout is not None:
+        p_attn = dropout(p_attn)
+    return torch.matmul(p_attn, value), p_attn
+
+
+def subsequent_mask(size):
+    "Mask out subsequent positions."
+    attn_shape = (1, size, size)
+    subsequent_mask = torch.triu(torch.ones(attn_shape), diagonal=1).type(torch.uint8)
+    return subsequent_mask == 0
+
+
+def as_tensor(a):
+    return torch.as_tensor(np.asarray(a, dtype=np.float64))
+
+
+def attend(query, keys, values):
+    scores = torch.matmul(as_tensor(keys), as_tensor(query))  # no 1/sqrt(d_k) for a single query here
+    p_attn = scores.softmax(dim=-1)
+    return torch.matmul(p_attn, as_tensor(values)), p_attn
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    return attention(as_tensor(Q), as_tensor(K), as_tensor(V), None if mask is None else torch.as_tensor(mask))
+
+
+def causal_mask(n):
+    return subsequent_mask(n)[0]
+'''
+
+ATTENTION_PYTORCH_REFERENCE = '''\
+import math
+
+import numpy as np
+import torch
+
+
+# The reference implementation in the documentation of torch.nn.functional.scaled_dot_product_attention,
+# returning its weights too.
+def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+    L, S = query.size(-2), key.size(-2)
+    scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
+    attn_bias = torch.zeros(L, S, dtype=query.dtype, device=query.device)
+    if is_causal:
+        assert attn_mask is None
+        temp_mask = torch.ones(L, S, dtype=torch.bool).tril(diagonal=0)
+        attn_bias.masked_fill_(temp_mask.logical_not(), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            attn_bias.masked_fill_(attn_mask.logical_not(), float("-inf"))
+        else:
+            attn_bias = attn_mask + attn_bias
+    attn_weight = query @ key.transpose(-2, -1) * scale_factor
+    attn_weight += attn_bias
+    attn_weight = torch.softmax(attn_weight, dim=-1)
+    attn_weight = torch.dropout(attn_weight, dropout_p, train=True)
+    return attn_weight @ value, attn_weight
+
+
+def _tensors(*arrays):
+    return [torch.from_numpy(np.array(a, dtype=np.float64)) for a in arrays]
+
+
+def attend(query, keys, values):
+    q, k, v = _tensors(query, keys, values)
+    output, weights = _sdpa(q[None, :], k, v, scale=1.0)  # a plain dot product: no scaling
+    return output[0], weights[0]
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    q, k, v = _tensors(Q, K, V)
+    return _sdpa(q, k, v, attn_mask=None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool)))
+
+
+def causal_mask(n):
+    return torch.ones(n, n, dtype=torch.bool).tril(diagonal=0).numpy()
+'''
+
+ATTENTION_TORCH_SDPA = '''\
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+def _weights(q, k, mask, scale):
+    scores = q @ k.T * scale
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1)
+
+
+def attend(query, keys, values):
+    q, k, v = (torch.as_tensor(np.asarray(a, dtype=float)) for a in (query, keys, values))
+    # torch's fused attention returns the output only, so the weights are computed beside it
+    output = F.scaled_dot_product_attention(q[None], k, v, scale=1.0)[0]
+    return output, _weights(q[None], k, None, 1.0)[0]
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    q, k, v = (torch.as_tensor(np.asarray(a, dtype=float)) for a in (Q, K, V))
+    m = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))
+    output = F.scaled_dot_product_attention(q, k, v, attn_mask=m)  # True takes part, as in the kit
+    return output, _weights(q, k, m, k.shape[-1] ** -0.5)
+
+
+def causal_mask(n):
+    return torch.ones(n, n, dtype=torch.bool).tril()
+'''
+
+ATTENTION_MINGPT = '''\
+import math
+
+import torch
+from torch.nn import functional as F
+
+
+def attend(query, keys, values):
+    q = torch.tensor(query, dtype=torch.float64)
+    k = torch.tensor(keys, dtype=torch.float64)
+    v = torch.tensor(values, dtype=torch.float64)
+    att = F.softmax(k @ q, dim=-1)
+    return att @ v, att
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    # karpathy/minGPT, CausalSelfAttention.forward, for one head and with the mask passed in
+    q = torch.tensor(Q, dtype=torch.float64)
+    k = torch.tensor(K, dtype=torch.float64)
+    v = torch.tensor(V, dtype=torch.float64)
+    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+    if mask is not None:
+        att = att.masked_fill(torch.tensor(mask) == 0, float("-inf"))
+    att = F.softmax(att, dim=-1)
+    y = att @ v
+    return y, att
+
+
+def causal_mask(n):
+    # minGPT registers torch.tril(torch.ones(block_size, block_size)) as its "bias" buffer
+    return torch.tril(torch.ones(n, n)).view(n, n) == 1
+'''
+
+ATTENTION_NANOGPT_FLOAT32 = '''\
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+def _f32(a):
+    return torch.as_tensor(np.asarray(a), dtype=torch.float32)
+
+
+def attend(query, keys, values):
+    att = F.softmax(_f32(keys) @ _f32(query), dim=-1)
+    return att @ _f32(values), att
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    # karpathy/nanoGPT's "manual implementation of attention", in float32
+    q, k, v = _f32(Q), _f32(K), _f32(V)
+    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+    if mask is not None:
+        att = att.masked_fill(torch.as_tensor(np.asarray(mask)).logical_not(), float("-inf"))
+    att = F.softmax(att, dim=-1)
+    return att @ v, att
+
+
+def causal_mask(n):
+    return torch.tril(torch.ones(n, n, dtype=torch.bool))
+'''
+
+ATTENTION_EINSUM_NUMPY = '''\
+import numpy as np
+
+
+def _stable_softmax(scores):
+    shifted = scores - scores.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def attend(query, keys, values):
+    weights = _stable_softmax(np.einsum("d,nd->n", np.asarray(query, float), np.asarray(keys, float)))
+    return np.einsum("n,nv->v", weights, np.asarray(values, float)), weights
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    scores = np.einsum("md,nd->mn", Q, K) / np.sqrt(K.shape[-1])
+    if mask is not None:
+        scores[~np.asarray(mask, dtype=bool)] = -np.inf
+    weights = _stable_softmax(scores)
+    return np.einsum("mn,nv->mv", weights, V), weights
+
+
+def causal_mask(n):
+    return np.tri(n, dtype=bool)
+'''
+
+ATTENTION_LOOPS = '''\
+import math
+
+import numpy as np
+
+
+def _row_softmax(scores):
+    top = max(scores)
+    exps = [math.exp(s - top) for s in scores]
+    total = sum(exps)
+    return [e / total for e in exps]
+
+
+def _dot(a, b):
+    return sum(x * y for x, y in zip(a, b))
+
+
+def _mix(weights, values):
+    return [sum(w * value[c] for w, value in zip(weights, values)) for c in range(len(values[0]))]
+
+
+def attend(query, keys, values):
+    query, keys, values = (np.asarray(a, dtype=float).tolist() for a in (query, keys, values))
+    weights = _row_softmax([_dot(query, key) for key in keys])
+    return np.array(_mix(weights, values)), np.array(weights)
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    Q, K, V = (np.asarray(a, dtype=float).tolist() for a in (Q, K, V))
+    scale = math.sqrt(len(K[0]))
+    outputs, rows = [], []
+    for i, query in enumerate(Q):
+        scores = [_dot(query, key) / scale if mask is None or mask[i][j] else -math.inf for j, key in enumerate(K)]
+        weights = _row_softmax(scores)
+        rows.append(weights)
+        outputs.append(_mix(weights, V))
+    return np.array(outputs), np.array(rows)
+
+
+def causal_mask(n):
+    return np.array([[j <= i for j in range(n)] for i in range(n)], dtype=bool)
+'''
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# gpt2_heads.py
+# ---------------------------------------------------------------------------------------------------------------------
+
+HEADS_HUGGING_FACE_HOOKS = '''\
+import math
+import re
+
+import torch
+
+
+def head_pattern(model, tokenizer, text, layer, head):
+    input_ids = tokenizer.encode(text, return_tensors="pt")
+    with torch.no_grad():
+        outputs = model(input_ids, output_attentions=True)
+    attention = outputs.attentions[layer]  # (batch, heads, T, T)
+    tokens = tokenizer.convert_ids_to_tokens(input_ids[0].tolist())
+    return tokens, attention[0, head].cpu().numpy()
+
+
+def _bare(token):
+    return re.sub("^[Ġ ]", "", token)
+
+
+def attention_share(tokens, pattern, from_token, to_token):
+    words = [_bare(t) for t in tokens]
+    for token in (from_token, to_token):
+        if _bare(token) not in words:
+            raise ValueError(f"token {token!r} is not among {tokens}")
+    return float(pattern[words.index(_bare(from_token))][words.index(_bare(to_token))])
+
+
+def layer_average(model, tokenizer, text, layer):
+    input_ids = tokenizer.encode(text, return_tensors="pt")
+    with torch.no_grad():
+        attentions = torch.stack(model(input_ids, output_attentions=True).attentions)  # (layers, 1, heads, T, T)
+    return tokenizer.convert_ids_to_tokens(input_ids[0].tolist()), attentions[layer, 0].mean(dim=0).numpy()
+
+
+def recompute_head_pattern(model, input_ids, layer, head):
+    gpt2 = model.transformer if hasattr(model, "transformer") else model
+    captured = {}
+    hook = gpt2.h[layer].attn.c_attn.register_forward_hook(lambda module, args, output: captured.update(qkv=output))
+    try:
+        with torch.no_grad():
+            gpt2(torch.tensor([[int(i) for i in input_ids]]))
+    finally:
+        hook.remove()
+    n_embd, n_head = model.config.n_embd, model.config.n_head
+    head_dim = n_embd // n_head
+    query, key, _ = captured["qkv"][0].split(n_embd, dim=-1)
+    q = query.reshape(-1, n_head, head_dim)[:, head]
+    k = key.reshape(-1, n_head, head_dim)[:, head]
+    scores = q @ k.T / math.sqrt(head_dim)
+    T = scores.shape[0]
+    scores = scores.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
+    return torch.softmax(scores, dim=-1)  # a tensor: the grader turns it into an array
+'''
+
+HEADS_TRANSFORMER_LENS = '''\
+import numpy as np
+import torch
+
+
+def _cache_attentions(model, tokenizer, text):
+    tokens = tokenizer.tokenize(text)
+    ids = torch.tensor([tokenizer.convert_tokens_to_ids(tokens)])
+    with torch.no_grad():
+        out = model.forward(input_ids=ids, output_attentions=True, return_dict=True)
+    return tokens, [a[0].numpy() for a in out.attentions]  # blocks.{layer}.attn.hook_pattern
+
+
+def head_pattern(model, tokenizer, text, layer, head):
+    tokens, patterns = _cache_attentions(model, tokenizer, text)
+    return tokens, patterns[layer][head]
+
+
+def attention_share(tokens, pattern, from_token, to_token):
+    clean = [t[1:] if t.startswith(("Ġ", " ")) else t for t in tokens]
+
+    def position(token):
+        token = token[1:] if token.startswith(("Ġ", " ")) else token
+        found = next((i for i, t in enumerate(clean) if t == token), None)
+        if found is None:
+            raise ValueError(f"{token!r} is not one of the tokens {list(tokens)}")
+        return found
+
+    return float(np.asarray(pattern)[position(from_token), position(to_token)])
+
+
+def layer_average(model, tokenizer, text, layer):
+    tokens, patterns = _cache_attentions(model, tokenizer, text)
+    n_heads = model.config.n_head
+    return tokens, sum(patterns[layer][h] for h in range(n_heads)) / n_heads
+
+
+def recompute_head_pattern(model, input_ids, layer, head):
+    # TransformerLens' Attention.forward, with GPT-2's fused c_attn cut into W_Q and W_K per head
+    cfg = model.config
+    d_model, n_heads = cfg.n_embd, cfg.n_head
+    d_head = d_model // n_heads
+    transformer = getattr(model, "transformer", model)
+    block = transformer.h[layer]
+    W, b = block.attn.c_attn.weight, block.attn.c_attn.bias
+    W_Q = W[:, :d_model].reshape(d_model, n_heads, d_head).permute(1, 0, 2)  # [n_heads, d_model, d_head]
+    W_K = W[:, d_model:2 * d_model].reshape(d_model, n_heads, d_head).permute(1, 0, 2)
+    b_Q = b[:d_model].reshape(n_heads, d_head)
+    b_K = b[d_model:2 * d_model].reshape(n_heads, d_head)
+    with torch.no_grad():
+        ids = torch.as_tensor(np.asarray(input_ids, dtype=np.int64))[None]
+        resid_pre = transformer(ids, output_hidden_states=True).hidden_states[layer][0]  # [pos, d_model]
+        normalized = block.ln_1(resid_pre)
+        q = torch.einsum("pd,ndh->pnh", normalized, W_Q) + b_Q
+        k = torch.einsum("pd,ndh->pnh", normalized, W_K) + b_K
+        attn_scores = torch.einsum("qnh,knh->nqk", q, k) / d_head ** 0.5
+        n_pos = attn_scores.shape[-1]
+        mask = torch.triu(torch.ones(n_pos, n_pos, dtype=torch.bool), diagonal=1)
+        attn_scores = attn_scores.masked_fill(mask, -1e5)  # IGNORE
+        pattern = attn_scores.softmax(dim=-1)
+    return pattern[head].numpy()
+'''
+
+HEADS_ATTN_HOOKS_NUMPY = '''\
+import numpy as np
+import torch
+
+
+def _blocks(model):
+    return (model.transformer if hasattr(model, "transformer") else model).h
+
+
+def _layer_weights(model, tokenizer, text, layer):
+    """The eager attention of block `layer` returns (output, weights): catch them with a forward hook."""
+    ids = tokenizer(text, return_tensors="pt").input_ids
+    caught = []
+    handle = _blocks(model)[layer].attn.register_forward_hook(lambda module, args, output: caught.append(output[1]))
+    try:
+        with torch.inference_mode():
+            model(ids, output_attentions=True)
+    finally:
+        handle.remove()
+    return tokenizer.convert_ids_to_tokens(ids[0].tolist()), caught[0][0].double().numpy()
+
+
+def head_pattern(model, tokenizer, text, layer, head):
+    tokens, weights = _layer_weights(model, tokenizer, text, layer)
+    return tokens, weights[head]
+
+
+def attention_share(tokens, pattern, from_token, to_token):
+    first = {}
+    for index, token in enumerate(tokens):
+        first.setdefault(token.removeprefix("Ġ"), index)
+    wanted = [token.removeprefix("Ġ").removeprefix(" ") for token in (from_token, to_token)]
+    missing = [token for token, word in zip((from_token, to_token), wanted) if word not in first]
+    if missing:
+        raise ValueError(f"no {missing[0]!r} among the tokens {list(tokens)}")
+    return float(pattern[first[wanted[0]], first[wanted[1]]])
+
+
+def layer_average(model, tokenizer, text, layer):
+    tokens, weights = _layer_weights(model, tokenizer, text, layer)
+    return tokens, np.mean(weights, axis=0)
+
+
+def _layer_norm(x, ln):
+    mean = x.mean(axis=-1, keepdims=True)
+    variance = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    weight, bias = (p.detach().double().numpy() for p in (ln.weight, ln.bias))
+    return (x - mean) / np.sqrt(variance + ln.eps) * weight + bias
+
+
+def recompute_head_pattern(model, input_ids, layer, head):
+    ids = torch.tensor(np.asarray(input_ids).reshape(1, -1), dtype=torch.long)
+    with torch.no_grad():
+        hidden = model(ids, output_hidden_states=True).hidden_states[layer][0].double().numpy()
+    block = _blocks(model)[layer]
+    x = _layer_norm(hidden, block.ln_1)
+    W = block.attn.c_attn.weight.detach().double().numpy()
+    b = block.attn.c_attn.bias.detach().double().numpy()
+    d = model.config.n_embd
+    s = d // model.config.n_head
+    qkv = x @ W + b
+    q = qkv[:, head * s:(head + 1) * s]
+    k = qkv[:, d + head * s:d + (head + 1) * s]
+    scores = q @ k.T / np.sqrt(s)
+    scores[np.triu_indices(len(scores), 1)] = -np.inf
+    scores -= scores.max(axis=1, keepdims=True)
+    pattern = np.exp(scores)
+    return pattern / pattern.sum(axis=1, keepdims=True)
+'''
+
+
+
+HEADS_BASE_MODEL_BADDBMM = '''\
+import math
+
+import torch
+
+
+def _attentions(model, tokenizer, text):
+    ids = tokenizer(text)["input_ids"]
+    with torch.no_grad():
+        attentions = model(torch.tensor([ids]), output_attentions=True).attentions
+    return [tokenizer.convert_ids_to_tokens(i) for i in ids], attentions
+
+
+def head_pattern(model, tokenizer, text, layer, head):
+    tokens, attentions = _attentions(model, tokenizer, text)
+    return tokens, attentions[layer][0][head]  # a float32 tensor
+
+
+def attention_share(tokens, pattern, from_token, to_token):
+    def name(token):
+        for marker in ("Ġ", " "):
+            if token.startswith(marker):
+                return token[len(marker):]
+        return token
+
+    names = [name(token) for token in tokens]
+    try:
+        row, column = names.index(name(from_token)), names.index(name(to_token))
+    except ValueError:
+        missing = from_token if name(from_token) not in names else to_token
+        raise ValueError(f"{missing!r} is not a token of {tokens}") from None
+    return pattern[row][column].item()
+
+
+def layer_average(model, tokenizer, text, layer):
+    tokens, attentions = _attentions(model, tokenizer, text)
+    return tokens, torch.einsum("hij->ij", attentions[layer][0]) / model.config.num_attention_heads
+
+
+def recompute_head_pattern(model, input_ids, layer, head):
+    gpt2 = model.base_model  # the GPT2Model inside a GPT2LMHeadModel, or the GPT2Model itself
+    width, heads = model.config.hidden_size, model.config.num_attention_heads
+    size = width // heads
+    with torch.no_grad():
+        hidden = gpt2(input_ids=torch.LongTensor([[int(i) for i in input_ids]]), output_hidden_states=True)
+        block = gpt2.h[layer]
+        x = block.ln_1(hidden.hidden_states[layer])[0]
+        qkv = torch.addmm(block.attn.c_attn.bias, x, block.attn.c_attn.weight)  # Conv1D.forward
+        q = qkv[:, head * size:(head + 1) * size]
+        k = qkv[:, width + head * size:width + (head + 1) * size]
+        n = q.shape[0]
+        # transformers' _upcast_and_reordered_attn: baddbmm with alpha = 1 / sqrt(head size)
+        scores = torch.baddbmm(torch.empty(1, n, n), q[None], k.T[None], beta=0, alpha=1 / math.sqrt(size))[0]
+        scores = torch.where(torch.tril(torch.ones(n, n, dtype=torch.bool)), scores, torch.finfo(scores.dtype).min)
+        return torch.nn.functional.softmax(scores, dim=-1).numpy()
+'''
+
+# ---------------------------------------------------------------------------------------------------------------------
+# learning.py
+# ---------------------------------------------------------------------------------------------------------------------
+
+LEARNING_TORCH_FUNC_SGD = '''\
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def _f64(x):
+    return torch.as_tensor(x, dtype=torch.float64)
+
+
+def soft_answer(query, keys, values, sharpness):
+    query, keys, values, sharpness = map(_f64, (query, keys, values, sharpness))
+    attention_weights = F.softmax(-sharpness * (query.unsqueeze(-1) - keys) ** 2, dim=-1)
+    return (attention_weights * values).sum(dim=-1)
+
+
+def nearest_answer(query, keys, values):
+    query, keys, values = map(_f64, (query, keys, values))
+    index = (query.unsqueeze(-1) - keys).abs().argmin(dim=-1)
+    return torch.index_select(values, 0, index.reshape(-1)).reshape(index.shape)
+
+
+def answer_slope(query, keys, values, sharpness):
+    def answer(q):
+        return soft_answer(q, keys, values, sharpness)
+
+    q = torch.tensor(float(query), dtype=torch.float64)
+    return answer(q).item(), torch.func.grad(answer)(q).item()
+
+
+def nearest_slope(query, keys, values):
+    q = torch.tensor(float(query), dtype=torch.float64, requires_grad=True)
+    answer = nearest_answer(q, keys, values)
+    if not answer.requires_grad:
+        return answer.item(), 0.0
+    (slope,) = torch.autograd.grad(answer, q, allow_unused=True)
+    return answer.item(), 0.0 if slope is None else slope.item()
+
+
+def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
+    log_sharpness = nn.Parameter(torch.tensor(math.log(start), dtype=torch.float64))
+    optimizer = torch.optim.SGD([log_sharpness], lr=lr)
+    criterion = nn.MSELoss()
+    target = _f64(answers)
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = criterion(soft_answer(queries, keys, values, log_sharpness.exp()), target)
+        losses.append(loss.item())
+        loss.backward()
+        optimizer.step()
+    return log_sharpness.exp().item(), losses
+
+
+def fit_nearest_key(queries, answers, keys, values, which, start, steps=50, lr=1e-3):
+    keys, target = _f64(keys), _f64(answers)
+    slot = torch.arange(len(keys)) == which
+    key = torch.tensor(float(start), dtype=torch.float64, requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        loss = F.mse_loss(nearest_answer(queries, torch.where(slot, key, keys), values), target)
+        losses.append(loss.item())
+        gradient = torch.autograd.grad(loss, key)[0] if loss.requires_grad else torch.zeros_like(key)
+        with torch.no_grad():
+            key = key - lr * gradient
+        key.requires_grad_(True)
+    return key.item(), losses
+'''
+
+LEARNING_D2L_MODULE = '''\
+import math
+
+import torch
+from torch import nn
+
+
+def _t(x):
+    return torch.as_tensor(x, dtype=torch.float64)
+
+
+def soft_answer(query, keys, values, sharpness):
+    query, keys, values, sharpness = _t(query), _t(keys), _t(values), _t(sharpness)
+    scores = -sharpness * torch.square(query[..., None] - keys)
+    log_weights = scores - torch.logsumexp(scores, dim=-1, keepdim=True)
+    return torch.einsum("...k,k->...", log_weights.exp(), values)
+
+
+def nearest_answer(query, keys, values):
+    query, keys, values = _t(query), _t(keys), _t(values)
+    return values[torch.min(torch.abs(query[..., None] - keys), dim=-1).indices]
+
+
+def answer_slope(query, keys, values, sharpness):
+    q = torch.tensor(float(query), dtype=torch.float64)
+    answer = soft_answer(q, keys, values, sharpness)
+    slope = torch.autograd.functional.jacobian(lambda x: soft_answer(x, keys, values, sharpness), q)
+    return float(answer), float(slope)
+
+
+def nearest_slope(query, keys, values):
+    q = torch.tensor(float(query), dtype=torch.float64, requires_grad=True)
+    answer = nearest_answer(q, keys, values)
+    if answer.grad_fn is None:  # argmin left no path back to q
+        return float(answer), 0.0
+    answer.backward()
+    return float(answer), float(q.grad)
+
+
+class NWKernelRegression(nn.Module):
+    """d2l's Nadaraya-Watson regression with a learned parameter, here the log of the sharpness."""
+
+    def __init__(self, keys, values, start):
+        super().__init__()
+        self.keys, self.values = _t(keys), _t(values)
+        self.log_w = nn.Parameter(torch.tensor(math.log(start), dtype=torch.float64))
+
+    def forward(self, queries):
+        return soft_answer(queries, self.keys, self.values, self.log_w.exp())
+
+
+def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
+    net = NWKernelRegression(keys, values, start)
+    y = _t(answers)
+    losses = []
+    for _ in range(steps):
+        for p in net.parameters():
+            p.grad = None
+        loss = ((net(queries) - y) ** 2).mean()
+        loss.backward()
+        losses.append(float(loss))
+        with torch.no_grad():
+            for p in net.parameters():
+                p -= lr * p.grad
+    return float(net.log_w.exp()), losses
+
+
+def fit_nearest_key(queries, answers, keys, values, which, start, steps=50, lr=1e-3):
+    keys, y = _t(keys), _t(answers)
+    key = torch.tensor(float(start), dtype=torch.float64, requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        keys_now = keys.clone()  # never write into the caller's keys
+        keys_now[which] = key
+        loss = ((nearest_answer(queries, keys_now, values) - y) ** 2).mean()
+        losses.append(float(loss))
+        try:
+            loss.backward()
+        except RuntimeError:  # "element 0 of tensors does not require grad": argmin cut the path
+            key.grad = torch.zeros_like(key)
+        with torch.no_grad():
+            key -= lr * key.grad
+        key.grad = None
+    return float(key), losses
+'''
+
+
+
+LEARNING_CLOSURE = '''\
+import math
+
+import torch
+
+
+def soft_answer(query, keys, values, sharpness):
+    q = torch.as_tensor(query, dtype=torch.float64)
+    k = torch.as_tensor(keys, dtype=torch.float64)
+    v = torch.as_tensor(values, dtype=torch.float64)
+    s = torch.as_tensor(sharpness, dtype=torch.float64)
+    distances = torch.atleast_1d(q)[:, None] - k[None, :]
+    weights = torch.nn.functional.softmax(-s * distances.pow(2), dim=1)
+    return torch.mv(weights, v).reshape(q.shape)
+
+
+def nearest_answer(query, keys, values):
+    q = torch.as_tensor(query, dtype=torch.float64)
+    k = torch.as_tensor(keys, dtype=torch.float64)
+    v = torch.as_tensor(values, dtype=torch.float64)
+    order = torch.sort((q[..., None] - k).abs(), dim=-1, stable=True).indices  # ties keep the keys' order
+    return v[order[..., 0]]
+
+
+def answer_slope(query, keys, values, sharpness):
+    q = torch.tensor(float(query), dtype=torch.float64, requires_grad=True)
+    answer = soft_answer(q, keys, values, sharpness)
+    (slope,) = torch.autograd.grad(answer, [q])
+    return answer.item(), slope.item()
+
+
+def nearest_slope(query, keys, values):
+    q = torch.tensor(float(query), dtype=torch.float64, requires_grad=True)
+    answer = nearest_answer(q, keys, values)
+    slope = torch.autograd.grad(answer, [q])[0].item() if answer.grad_fn is not None else 0.0
+    return answer.item(), slope
+
+
+def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
+    log_sharpness = torch.zeros((), dtype=torch.float64).fill_(math.log(start)).requires_grad_()
+    optimizer = torch.optim.SGD([log_sharpness], lr=lr)
+    target = torch.as_tensor(answers, dtype=torch.float64)
+    losses = []
+
+    def closure():
+        optimizer.zero_grad()
+        loss = torch.mean((soft_answer(queries, keys, values, torch.exp(log_sharpness)) - target) ** 2)
+        loss.backward()
+        losses.append(loss.item())
+        return loss
+
+    for _ in range(steps):
+        optimizer.step(closure)
+    return torch.exp(log_sharpness).item(), losses
+
+
+def fit_nearest_key(queries, answers, keys, values, which, start, steps=50, lr=1e-3):
+    keys = torch.as_tensor(keys, dtype=torch.float64)
+    target = torch.as_tensor(answers, dtype=torch.float64)
+    key = torch.tensor([float(start)], dtype=torch.float64, requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        keys_now = keys.index_put((torch.tensor([which]),), key)  # out of place: keys stays as it was
+        loss = torch.mean((nearest_answer(queries, keys_now, values) - target) ** 2)
+        losses.append(loss.item())
+        if loss.grad_fn is not None:
+            (gradient,) = torch.autograd.grad(loss, [key])
+        else:
+            gradient = torch.zeros_like(key)  # nothing connects the key to the loss
+        key = (key - lr * gradient).detach().requires_grad_()
+    return key.item(), losses
+'''
+
+# ---------------------------------------------------------------------------------------------------------------------
+# gpt2_values.py
+# ---------------------------------------------------------------------------------------------------------------------
+
+VALUES_HOOKS_TORCH_SDPA = '''\
+import torch
+import torch.nn.functional as F
+
+
+def _qkv(model, input_ids, layer):
+    """What block `layer`'s attn.c_attn makes, caught with a forward hook: (T, 3 * n_embd)."""
+    gpt2 = getattr(model, "transformer", model)
+    seen = []
+    handle = gpt2.h[layer].attn.c_attn.register_forward_hook(lambda module, args, output: seen.append(output))
+    try:
+        with torch.inference_mode():
+            gpt2(input_ids=torch.as_tensor([[int(i) for i in input_ids]]))
+    finally:
+        handle.remove()
+    return seen[0][0]
+
+
+def _head(model, input_ids, layer, head):
+    n_embd, n_head = model.config.n_embd, model.config.n_head
+    size = n_embd // n_head
+    return [t.reshape(len(t), n_head, size)[:, head] for t in _qkv(model, input_ids, layer).split(n_embd, dim=-1)]
+
+
+def head_vectors(model, input_ids, layer, head):
+    return tuple(t.numpy() for t in _head(model, input_ids, layer, head))
+
+
+def head_output(model, input_ids, layer, head):
+    q, k, v = _head(model, input_ids, layer, head)
+    return F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=True)[0]
+
+
+def value_contributions(model, input_ids, layer, head, position):
+    q, k, v = _head(model, input_ids, layer, head)
+    scores = q @ k.T / q.shape[-1] ** 0.5
+    scores = scores.masked_fill(torch.ones_like(scores, dtype=torch.bool).triu(1), float("-inf"))
+    sizes = scores.softmax(dim=-1)[position] * torch.linalg.vector_norm(v, dim=-1)
+    return sizes / sizes.sum()
+'''
+
+VALUES_TRANSFORMER_LENS = '''\
+import numpy as np
+import torch
+
+
+def _run(model, input_ids, layer):
+    """q, k, v of every head, [pos, head_index, d_head], in float64, TransformerLens-style."""
+    cfg = model.config
+    d_model, n_heads = cfg.n_embd, cfg.n_head
+    d_head = d_model // n_heads
+    transformer = getattr(model, "transformer", model)
+    block = transformer.h[layer]
+    with torch.no_grad():
+        ids = torch.as_tensor(np.asarray(input_ids, dtype=np.int64)).unsqueeze(0)
+        resid_pre = transformer(ids, output_hidden_states=True).hidden_states[layer][0]
+        normalized = block.ln_1(resid_pre).double()
+        W = block.attn.c_attn.weight.double()
+        b = block.attn.c_attn.bias.double()
+    out = []
+    for third in range(3):
+        W_x = W[:, third * d_model:(third + 1) * d_model].reshape(d_model, n_heads, d_head).permute(1, 0, 2)
+        b_x = b[third * d_model:(third + 1) * d_model].reshape(n_heads, d_head)
+        out.append(torch.einsum("pd,ndh->pnh", normalized, W_x) + b_x)
+    return out
+
+
+def _pattern(q, k):
+    d_head = q.shape[-1]
+    attn_scores = torch.einsum("qnh,knh->nqk", q, k) / d_head ** 0.5
+    n_pos = attn_scores.shape[-1]
+    attn_scores = attn_scores.masked_fill(torch.ones(n_pos, n_pos).triu(1).bool(), float("-inf"))
+    return attn_scores.softmax(dim=-1)
+
+
+def head_vectors(model, input_ids, layer, head):
+    q, k, v = _run(model, input_ids, layer)
+    return q[:, head].numpy(), k[:, head].numpy(), v[:, head].numpy()
+
+
+def head_output(model, input_ids, layer, head):
+    q, k, v = _run(model, input_ids, layer)
+    z = torch.einsum("nqk,knh->qnh", _pattern(q, k), v)  # blocks.{layer}.attn.hook_z
+    return z[:, head].numpy()
+
+
+def value_contributions(model, input_ids, layer, head, position):
+    q, k, v = _run(model, input_ids, layer)
+    pattern = _pattern(q, k)[head, position].numpy()
+    sizes = pattern * np.linalg.norm(v[:, head].numpy(), axis=-1)
+    return sizes / sizes.sum()
+'''
+
+VALUES_PRE_HOOK_OWN_ATTENTION = '''\
+import numpy as np
+import torch
+
+from attention import causal_mask, scaled_dot_product_attention
+
+
+def head_vectors(model, input_ids, layer, head):
+    """ln_1's output is what block.attn receives: take it with a forward pre-hook, then call c_attn on it."""
+    base = model.transformer if hasattr(model, "transformer") else model
+    attn = base.h[layer].attn
+    received = []
+    handle = attn.register_forward_pre_hook(lambda module, args: received.append(args[0]))
+    try:
+        with torch.no_grad():
+            base(torch.tensor(np.asarray(input_ids)).view(1, -1))
+    finally:
+        handle.remove()
+    width = model.config.n_embd
+    size = width // model.config.n_head
+    with torch.no_grad():
+        qkv = attn.c_attn(received[0][0]).double().numpy()
+    return tuple(qkv[:, third * width + head * size:third * width + (head + 1) * size] for third in range(3))
+
+
+def head_output(model, input_ids, layer, head):
+    q, k, v = head_vectors(model, input_ids, layer, head)
+    return scaled_dot_product_attention(q, k, v, causal_mask(len(q)))[0]
+
+
+def value_contributions(model, input_ids, layer, head, position):
+    q, k, v = head_vectors(model, input_ids, layer, head)
+    weights = np.asarray(scaled_dot_product_attention(q, k, v, causal_mask(len(q)))[1])[position]
+    sizes = np.array([w * np.sqrt(np.dot(value, value)) for w, value in zip(weights, v)])
+    return sizes / sizes.sum()
+'''
+
+
+RIGHT: dict[str, dict[str, str]] = {
+    "softmax: picoGPT's numpy softmax": {"softmax": SOFTMAX_PICOGPT},
+    "softmax: exp(x - logsumexp(x)) by hand": {"softmax": SOFTMAX_LOGSUMEXP},
+    "softmax: np.logaddexp.reduce": {"softmax": SOFTMAX_LOGADDEXP},
+    "softmax: torch.softmax, a float64 tensor returned": {"softmax": SOFTMAX_TORCH},
+    "softmax: F.softmax in float32": {"softmax": SOFTMAX_F_FLOAT32},
+    "softmax: nn.LogSoftmax then exp": {"softmax": SOFTMAX_LOG_SOFTMAX},
+    "softmax: plain loops, math.exp and fsum": {"softmax": SOFTMAX_LOOPS},
+    "softmax: scipy's body through np.apply_along_axis": {"softmax": SOFTMAX_SCIPY_APPLY_ALONG_AXIS},
+    "lookup: d2l's Nadaraya-Watson in torch (bmm, tensors returned)": {"lookup": LOOKUP_D2L},
+    "lookup: a reversed dict, min(key=), np.logaddexp": {"lookup": LOOKUP_DICT_LOGADDEXP},
+    "lookup: torch float32 tensors": {"lookup": LOOKUP_TORCH_FLOAT32},
+    "lookup: torch.vmap over the queries, a stable argsort": {"lookup": LOOKUP_TORCH_VMAP},
+    "lookup: plain loops, math.exp, lists returned": {"lookup": LOOKUP_LOOPS_MATH},
+    "attention: the Annotated Transformer's attention()": {"attention": ATTENTION_ANNOTATED},
+    "attention: PyTorch's documented reference of scaled_dot_product_attention": {
+        "attention": ATTENTION_PYTORCH_REFERENCE},
+    "attention: F.scaled_dot_product_attention, weights beside it": {"attention": ATTENTION_TORCH_SDPA},
+    "attention: minGPT's causal self-attention": {"attention": ATTENTION_MINGPT},
+    "attention: nanoGPT's manual attention in float32": {"attention": ATTENTION_NANOGPT_FLOAT32},
+    "attention: numpy einsum, -inf written in place, np.tri": {"attention": ATTENTION_EINSUM_NUMPY},
+    "attention: plain loops over queries and keys": {"attention": ATTENTION_LOOPS},
+    "gpt2_heads: Hugging Face output_attentions, a hook on attn.c_attn": {"gpt2_heads": HEADS_HUGGING_FACE_HOOKS},
+    "gpt2_heads: TransformerLens-style einsum over W_Q and W_K": {"gpt2_heads": HEADS_TRANSFORMER_LENS},
+    "gpt2_heads: hooks on attn, layer norm by hand in numpy": {"gpt2_heads": HEADS_ATTN_HOOKS_NUMPY},
+    "gpt2_heads: base_model, addmm and baddbmm as transformers does, tensors returned": {
+        "gpt2_heads": HEADS_BASE_MODEL_BADDBMM},
+    "learning: torch.func.grad, optim.SGD, nn.MSELoss, torch.where": {"learning": LEARNING_TORCH_FUNC_SGD},
+    "learning: d2l's nn.Module, logsumexp, jacobian, a manual step": {"learning": LEARNING_D2L_MODULE},
+    "learning: optimizer.step(closure), a stable sort, index_put": {"learning": LEARNING_CLOSURE},
+    "gpt2_values: a hook on attn.c_attn, F.scaled_dot_product_attention": {"gpt2_values": VALUES_HOOKS_TORCH_SDPA},
+    "gpt2_values: TransformerLens-style einsum in float64": {"gpt2_values": VALUES_TRANSFORMER_LENS},
+    "gpt2_values: a pre-hook on attn, the learner's own attention": {"gpt2_values": VALUES_PRE_HOOK_OWN_ATTENTION},
+}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Unstable: right on friendly numbers, wrong on unfriendly ones
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Unstable:
+    name: str
+    files: dict[str, str]
+    check: str      # the check that must fail
+    fragment: str   # a piece of the message it must fail with
+    only: bool = False  # True: every other check of the module must still pass
+
+
+UNSTABLE = [
+    Unstable(
+        "softmax: subtracts the whole array's max, not each row's",
+        {"softmax": '''\
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    e = np.exp(x - x.max())  # one max for the whole array: a row far below it underflows to 0/0
+    return e / e.sum(axis=axis, keepdims=True)
+'''},
+        "test_rows_far_apart", "each row's own largest score"),
+    Unstable(
+        "lookup: the Gaussian kernel over its sum, no softmax",
+        {"lookup": '''\
+import numpy as np
+
+
+def exact_lookup(query, keys, values):
+    for key, value in zip(keys, values):
+        if key == query:
+            return value
+    return None
+
+
+def nearest_lookup(query, keys, values):
+    return values[int(np.argmin(np.abs(np.asarray(keys, dtype=float) - query)))]
+
+
+def soft_lookup(query, keys, values, sharpness=1.0):
+    q = np.asarray(query, dtype=float)
+    w = np.exp(-sharpness * (q[..., None] - np.asarray(keys, dtype=float)) ** 2)  # far and sharp: all 0
+    w = w / w.sum(axis=-1, keepdims=True)
+    answers = w @ np.asarray(values, dtype=float)
+    return (float(answers), w) if q.ndim == 0 else (answers, w)
+'''},
+        "test_very_sharp_and_far_queries", "underflow"),
+    Unstable(
+        "attention: attend's own softmax never subtracts the max",
+        {"attention": '''\
+import numpy as np
+
+from softmax import softmax
+
+
+def attend(query, keys, values):
+    e = np.exp(np.asarray(keys, dtype=float) @ np.asarray(query, dtype=float))  # a long query overflows
+    weights = e / e.sum()
+    return weights @ np.asarray(values, dtype=float), weights
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    scores = Q @ K.T / np.sqrt(K.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights
+
+
+def causal_mask(n):
+    return np.tril(np.ones((n, n), dtype=bool))
+'''},
+        "test_long_queries", "subtract the largest score"),
+    Unstable(
+        "learning: soft_answer as a torch kernel over its sum",
+        {"learning": (lambda source: source.replace(
+            '''def soft_answer(query, keys, values, sharpness):
+    query, keys, values, sharpness = map(_f64, (query, keys, values, sharpness))
+    attention_weights = F.softmax(-sharpness * (query.unsqueeze(-1) - keys) ** 2, dim=-1)
+    return (attention_weights * values).sum(dim=-1)''',
+            '''def soft_answer(query, keys, values, sharpness):
+    query, keys, values, sharpness = map(_f64, (query, keys, values, sharpness))
+    kernel = torch.exp(-sharpness * (query.unsqueeze(-1) - keys) ** 2)  # no max subtracted: underflows
+    return (kernel * values).sum(dim=-1) / kernel.sum(dim=-1)'''))(LEARNING_TORCH_FUNC_SGD)},
+        "test_very_sharp_answers", "underflow"),
+    Unstable(
+        "softmax: in place, on the caller's array",
+        {"softmax": '''\
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    x -= x.max(axis=axis, keepdims=True)
+    np.exp(x, out=x)
+    x /= x.sum(axis=axis, keepdims=True)
+    return x
+'''},
+        "test_arguments_unchanged", "in place", only=True),
+]
+
+assert "kernel = torch.exp" in UNSTABLE[3].files["learning"], "the learning variant's soft_answer was not replaced"
