@@ -11,7 +11,10 @@ KIT_COPY_PARENT`` prints the table quoted in the README.
 Each attack's code gets ``KIT`` (the kit copy's folder), ``NEIGHBOUR`` (the pid
 of an unrelated process), ``PORT`` (a TCP port listening on 127.0.0.1) and
 ``RESULTS`` (the results file the judge writes) as plain constants, as a
-student who read the kit's source could guess them.
+student who read the kit's source could guess them, and ``TARGETS``: the
+paths inside the kit it aims at. Those are declared with the attack and must
+exist, so that an attack on a file the kit has moved fails loudly instead of
+passing while it tests nothing.
 """
 
 from __future__ import annotations
@@ -107,10 +110,24 @@ class Attack:
     links: dict = field(default_factory=dict)  # file name in the submission -> path inside the kit copy
     settle: float = 0.3  # seconds to wait after the judge exits before looking (for a surviving daemon)
     harmful: bool = False  # would do real damage to a machine where it succeeds (kill everything, fill the disk)
+    # What it aims at in the kit, as paths inside it ("path::name": a name that file must still hold). The
+    # code gets the paths as TARGETS; an attack whose target moved would prove nothing, so it fails instead.
+    targets: tuple[str, ...] = ()
 
     def source(self, kit: Path, neighbour: int, port: int, results: Path) -> str:
-        header = f"KIT = {str(kit)!r}\nNEIGHBOUR = {neighbour}\nPORT = {port}\nRESULTS = {str(results)!r}\n"
+        paths = [target.partition("::")[0] for target in self.targets]
+        header = (f"KIT = {str(kit)!r}\nNEIGHBOUR = {neighbour}\nPORT = {port}\nRESULTS = {str(results)!r}\n"
+                  f"TARGETS = {paths!r}\n")
         return header + self.code
+
+    def missing_targets(self, kit: Path) -> list[str]:
+        """The targets (and link targets) the kit no longer has: the attack must be updated to aim again."""
+        missing = []
+        for target in [*self.targets, *self.links.values()]:
+            path, _, name = target.partition("::")
+            if not (kit / path).exists() or (name and name not in (kit / path).read_text()):
+                missing.append(target)
+        return missing
 
 
 def steal(name: str, route: str, **extra) -> Attack:
@@ -125,13 +142,13 @@ ATTACKS = [
     # 1. Read the answer -------------------------------------------------------------------
     steal("reference by its path", '''
 def _steal():
-    return _load(os.path.join(KIT, "solutions", "lookup.py"))
-'''),
+    return _load(os.path.join(KIT, TARGETS[0]))
+''', targets=("solutions/lookup.py",)),
     steal("reference beside the grader package", '''
 def _steal():
     import grader
-    return _load(os.path.join(os.path.dirname(grader.__path__[0]), "solutions", "lookup.py"))
-'''),
+    return _load(os.path.join(os.path.dirname(grader.__path__[0]), TARGETS[0]))
+''', targets=("solutions/lookup.py",)),
     steal("reference through the judge's folders in /proc", '''
 def _steal():
     for pid in os.listdir("/proc"):
@@ -145,12 +162,12 @@ def _steal():
             continue
         for place in places:
             while place and place != "/":
-                candidate = os.path.join(place, "solutions", "lookup.py")
+                candidate = os.path.join(place, TARGETS[0])
                 if os.path.isfile(candidate):
                     return _load(candidate)
                 place = os.path.dirname(place)
     raise FileNotFoundError("no solutions found through /proc")
-'''),
+''', targets=("solutions/lookup.py",)),
     steal("reference through a link in the submission", '''
 def _steal():
     return _load(os.path.join(os.path.dirname(__file__), "answers.py"))
@@ -159,7 +176,7 @@ def _steal():
 def _steal():
     import ast, types
     import numpy as np
-    tree = ast.parse(open(os.path.join(KIT, "tests", "test_kit.py")).read())
+    tree = ast.parse(open(os.path.join(KIT, TARGETS[0])).read())
     answers = next(node.value for node in tree.body if isinstance(node, ast.Assign)
                    and getattr(node.targets[0], "id", "") == "OTHER_RIGHT_ANSWERS")
     code = next(ast.literal_eval(variant)["lookup"] for variant in answers.values
@@ -167,7 +184,7 @@ def _steal():
     namespace = {"np": np, "softmax": lambda x, axis=-1: np.exp(x) / np.exp(x).sum(axis, keepdims=True)}
     exec(code, namespace)
     return types.SimpleNamespace(**namespace)
-'''),
+''', targets=("tests/test_kit.py::OTHER_RIGHT_ANSWERS",)),
     Attack("ground truth loaded in the worker", "read", '''
 import numpy as np
 
@@ -188,7 +205,7 @@ def attention_share(tokens, pattern, from_token, to_token):
 
 def recompute_head_pattern(model, input_ids, layer, head):
     raise NotImplementedError
-''', module="gpt2_heads"),
+''', module="gpt2_heads", targets=("grader/exercises/gpt2.py::def attention_patterns",)),
     Attack("attention weights read back for a recompute", "read", '''
 import torch
 
@@ -210,19 +227,19 @@ def recompute_head_pattern(model, input_ids, layer, head):
     on_call("conftest.py beside the checks", "plant", '''
 evil = "import pytest\\n@pytest.hookimpl(hookwrapper=True)\\ndef pytest_runtest_makereport(item, call):\\n" \\
        "    outcome = yield\\n    outcome.get_result().outcome = 'passed'\\n"
-for folder in ("grader/checks/public", "grader/checks", "grader", ""):
+for folder in [*TARGETS, ""]:
     try:
         open(os.path.join(KIT, folder, "conftest.py"), "w").write(evil)
     except OSError:
         pass
-'''),
+''', targets=("grader/checks/public", "grader/checks/hidden", "grader/checks", "grader")),
     on_call("the judge's own modules rewritten", "plant", '''
-for name in ("judge.py", "results.py", "plugin.py"):
+for name in TARGETS:
     try:
-        open(os.path.join(KIT, "grader", name), "a").write("\\nraise SystemExit(0)\\n")
+        open(os.path.join(KIT, name), "a").write("\\nraise SystemExit(0)\\n")
     except OSError:
         pass
-'''),
+''', targets=("grader/engine/judge.py", "grader/engine/results.py", "grader/engine/plugin.py")),
     on_call("sitecustomize and .pth files in site-packages", "plant", '''
 import site, sysconfig
 for folder in {*site.getsitepackages(), sysconfig.get_paths()["purelib"]}:
@@ -279,12 +296,12 @@ for _ in range(200):
 '''),
     # 4. Change how later submissions are graded -------------------------------------------
     on_call("reference and hidden checks rewritten", "change", '''
-for name in ("solutions/lookup.py", "grader/checks/hidden/test_lookup.py", "grader/registry.py"):
+for name in TARGETS:
     try:
         open(os.path.join(KIT, name), "w").write("raise SystemExit(0)\\n")
     except OSError:
         pass
-'''),
+''', targets=("solutions/lookup.py", "grader/checks/hidden/test_lookup.py", "grader/engine/registry.py")),
     # 5. Stall or bloat the judge ----------------------------------------------------------------
     on_call("half a message, then silence", "stall", '''
 import gc
@@ -426,6 +443,8 @@ def _processes_under(folder: Path) -> list[str]:
 
 def run_attack(attack: Attack, kit: Path, work: Path, python: str = sys.executable) -> Outcome:
     """Grade ``attack`` against the kit copy ``kit`` in a fresh judge process, and inspect everything after."""
+    if missing := attack.missing_targets(kit):
+        raise AssertionError(f"{attack.name} aims at {missing}, which the kit no longer has: aim it again")
     submission, temporary, results = work / "submission", work / "tmp", work / "results.json"
     shutil.copytree(kit / "assignments", submission)
     temporary.mkdir()

@@ -13,6 +13,20 @@ def kit(tmp_path_factory):
 
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=[attack.name for attack in ATTACKS])
+def test_every_attack_aims_at_what_the_kit_has(attack):
+    """An attack on a file that moved would pass while testing nothing: its targets must exist."""
+    assert not attack.missing_targets(registry.KIT_ROOT)
+
+
+def test_an_attack_on_a_moved_file_fails(kit, tmp_path):
+    from attacks import Attack
+
+    stale = Attack("stale", "change", "", targets=("grader/registry.py",))
+    with pytest.raises(AssertionError, match="no longer has"):
+        run_attack(stale, kit, tmp_path)
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=[attack.name for attack in ATTACKS])
 def test_attack_achieves_nothing(attack, kit, tmp_path):
     outcome = run_attack(attack, kit, tmp_path)
     assert outcome.exit_code == 1, f"the judge did not finish normally within {BOUND} s:\n{outcome.output[-3000:]}"
