@@ -4,7 +4,7 @@
     python scripts/benchmark.py --runs 9
 
 Cases: only exercise 1 started (the others still stubs, as on a learner's
-first evening); the three numpy exercises complete; every exercise complete
+first evening), in numpy and with torch.softmax; the three numpy exercises complete; every exercise complete
 (torch and transformers imported for GPT-2). Each run is a fresh process, so
 interpreter start-up and every import are part of the figure.
 """
@@ -21,6 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 NUMPY_FAMILIES = ["softmax", "lookup", "attention"]
+TORCH_SOFTMAX = "import torch\n\n\ndef softmax(x, axis=-1):\n    return torch.softmax(torch.as_tensor(x), dim=axis)\n"
 
 
 def median_seconds(command: list[str], runs: int) -> tuple[float, float, float]:
@@ -45,8 +46,12 @@ def main():
         for stub in (ROOT / "assignments").glob("*.py"):
             shutil.copy(stub, first_evening)
         shutil.copy(ROOT / "solutions" / "softmax.py", first_evening)
+        with_torch = Path(folder) / "torch"
+        shutil.copytree(first_evening, with_torch)
+        (with_torch / "softmax.py").write_text(TORCH_SOFTMAX)
         cases = {
             "only exercise 1 started": [*check, str(first_evening)],
+            "only exercise 1 started, written with torch": [*check, str(with_torch)],
             "the three numpy exercises": [*check, str(ROOT / "solutions"),
                                           *[f"--exercise={name}" for name in NUMPY_FAMILIES]],
             "every exercise, GPT-2 included": [*check, str(ROOT / "solutions")],
