@@ -131,6 +131,7 @@ def begin_submission(config, folder: Path, problem: str = ""):
     """
     config.option.submission = str(folder)
     config.stash[RESULT] = SubmissionResult(str(folder))
+    config.stash[SESSION].printed.clear()  # nothing a previous student's code printed is carried over
     exercises = config.stash[_EXERCISES]
     invalid = sandbox.SubmissionError("invalid", problem) if problem else None
     config.stash[_UNGRADABLE] = {
@@ -239,12 +240,16 @@ def pytest_runtest_makereport(item, call):
         else:
             message = f"the grader could not judge this ({type(error).__name__}: {error}); please report it"
             kind = "kit"
-    _record(item, "passed" if report.passed else "skipped" if report.skipped else "failed", message, kind)
+    _record(item, "passed" if report.passed else "skipped" if report.skipped else "failed", message, kind,
+            _printed(item.config.stash[SESSION].printed))
     return report
 
 
-def _record(item, outcome: str, message: str, error: str = ""):
-    """Add one case of a check to the result, with its share of the check's points."""
+def _record(item, outcome: str, message: str, error: str = "", printed: str = ""):
+    """Add one case of a check to the result, with its share of the check's points.
+
+    ``printed`` is what learner code printed during this check: only a check that ran has any.
+    """
     exercise, hidden = _check_of(item)
     share = exercise.points[item.originalname] / item.config.stash[_CASES][(exercise.module, item.originalname)]
     doc = (item.function.__doc__ or "").strip().splitlines()
@@ -259,7 +264,7 @@ def _record(item, outcome: str, message: str, error: str = ""):
             max_points=0.0 if outcome == "skipped" else share,
             message=message,
             hidden=hidden,
-            printed=_printed(item.config.stash[SESSION].printed),
+            printed=printed,
             error=error,
         ),
         exercise.title,
