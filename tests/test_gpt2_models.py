@@ -351,3 +351,19 @@ def test_real_head_output_matches_transformers(real_pair, text):
     assert readouts["outputs"].shape == (12, 12, len(readouts["tokens"]), 64)
     output = values_solution.head_output(model, tokenizer(text)["input_ids"], 4, 3)
     np.testing.assert_allclose(output, readouts["outputs"][4, 3], atol=1e-4)
+
+
+@pytest.mark.parametrize("switch_back", [
+    lambda model: setattr(model.config, "_attn_implementation", "eager"),
+    lambda model: type(model).set_attn_implementation(model, "eager"),
+    lambda model: setattr(model.get_decoder().config if hasattr(model, "get_decoder") else model.config,
+                          "_attn_implementation", "eager"),
+], ids=["through its config", "through its class", "through the base model's config"])
+def test_a_model_with_hidden_weights_stays_hidden_when_switched_back(switch_back):
+    """A learner's one line cannot bring the weights back for recompute_head_pattern; the outputs stay right."""
+    ids = torch.tensor([[2, 3, 4, 5, 6]])
+    hidden = models.hide_attention_weights(models.tiny_model())
+    switch_back(hidden)
+    output = hidden(ids, output_attentions=True)
+    assert not output.attentions
+    assert torch.allclose(output.logits, models.tiny_model()(ids).logits, atol=1e-5)

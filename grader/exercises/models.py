@@ -16,6 +16,7 @@ in :mod:`grader.exercises.gpt2`, which learner workers never load.
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from tokenizers.models import WordLevel
 from transformers import (AttentionInterface, GPT2Config, GPT2LMHeadModel, GPT2Model, GPT2Tokenizer,
                           PreTrainedTokenizerFast)
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
 
 from grader.exercises import lesson
 
@@ -198,6 +200,15 @@ def hide_attention_weights(model):
         raise RuntimeError("this model's attention weights are hidden: recompute them from its weights")
 
     model.set_attn_implementation = refuse
+    # Each attention layer reads its implementation from its own config, one that answers HIDDEN_WEIGHTS
+    # whatever is set: switching the model back (its config, or set_attn_implementation through its class)
+    # then changes nothing that computes attention.
+    hidden = copy.copy(model.config)
+    hidden.__class__ = type("HiddenWeightsConfig", (type(model.config),), {
+        "_attn_implementation": property(lambda self: HIDDEN_WEIGHTS, lambda self, value: None)})
+    for module in model.modules():
+        if isinstance(module, GPT2Attention):
+            module.config = hidden
     return model
 
 
