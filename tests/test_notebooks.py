@@ -7,12 +7,13 @@ import re
 import shutil
 import sys
 import time
+import tracemalloc
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from conftest import ASSIGNMENTS, SOLUTIONS, run, solved_folder
+from conftest import ASSIGNMENTS, SOLUTIONS, exercise_score, run, solved_folder
 from grader.engine import notebooks, registry
 from grader.exercises import kernel, widgets
 from grader.releases import exercise_notebooks
@@ -88,6 +89,88 @@ def test_a_broken_notebook_is_one_line_naming_it(tmp_path):
     done = softlookup("check", tmp_path, "--exercise", "lookup")
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "lookup.ipynb is not a notebook" in done.stderr
+
+
+def raw_notebook(path, *sources):
+    """A notebook of code cells written with json itself, so that it can hold what nbformat would refuse."""
+    cells = [{"cell_type": "code", "metadata": {}, "source": source, "outputs": [], "execution_count": None}
+             for source in sources]
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return path
+
+
+def written(path, text):
+    path.write_text(text)
+    return path
+
+
+CRAFTED = {  # what a hostile notebook holds -> what the one-line reason says
+    "a 2 MB parser bomb": (lambda path: raw_notebook(path, "x = [" + "a," * 1_000_000 + "]\n%time 1\n"),
+                           "more code than the grader reads"),
+    "a 2 MB flood of JSON items": (lambda path: written(path,
+        '{"cells": [], "metadata": {"m": [' + ",".join(["{}"] * 700_000) + "]}}"), "JSON items"),
+    "JSON nested 1,000 deep": (lambda path: written(path, '{"cells": [], "x": ' + "[" * 1000 + "]" * 1000 + "}"),
+                               "nested more than"),
+    "a lone surrogate in a cell": (lambda path: raw_notebook(path, "s = '\ud800'\ndef softmax(x, axis=-1):\n    return x"),
+                                   "lone surrogate"),
+    "too many cells": (lambda path: raw_notebook(path, *["x = 1"] * (notebooks.MAX_CELLS + 1)), "cells"),
+    "too large": (lambda path: written(path, " " * (notebooks.MAX_NOTEBOOK_BYTES + 1)), "larger than"),
+}
+
+
+@pytest.mark.parametrize("attack", CRAFTED)
+def test_a_crafted_notebook_is_one_line_and_costs_the_judge_little(tmp_path, attack):
+    """Each becomes a one-line reason within a bounded amount of the judge's memory and time.
+
+    Before these bounds the 2 MB parser bomb took the judge 2.8 GB and 33 s.
+    """
+    make, reason = CRAFTED[attack]
+    path = make(tmp_path / "softmax.ipynb")
+    tracemalloc.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(notebooks.NotebookError) as error:
+            notebooks.module_source(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert reason in str(error.value) and "\n" not in str(error.value), str(error.value)
+    assert str(error.value).startswith("softmax.ipynb")
+    assert peak < 64 * 2**20, f"{peak / 2**20:.0f} MB"
+    assert time.monotonic() - started < 10
+    notebooks.write_modules({"softmax": path}, tmp_path, keep_going=True)  # a class goes on: a module that says why
+    assert "raise SyntaxError(" in (tmp_path / "softmax.py").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("cell", ["x = " + "9" * 5000 + "\n%time x", "x = " + "(" * 1000 + ")" * 1000 + "\n%time x",
+                                  "x = " + "-" * 19_000 + "1\n%time x", "y = [" + "a," * 9_000 + "]\n%time 1"])
+def test_cells_the_parser_cannot_take_are_graded_not_raised(tmp_path, cell):
+    """A 5,000-digit literal, deep nesting, a long chain of operators: the judge's parse fails quietly and bounded."""
+    path = raw_notebook(tmp_path / "softmax.ipynb", cell)
+    tracemalloc.start()
+    try:
+        source = notebooks.module_source(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "pass  # %time" in source
+    assert peak < 64 * 2**20, f"{peak / 2**20:.0f} MB"
+
+
+def test_a_crafted_notebook_costs_its_exercise_only(tmp_path):
+    """Graded as a class grades it: the notebook's exercise is invalid with one line, the others are graded."""
+    folder = tmp_path / "student"
+    folder.mkdir()
+    raw_notebook(folder / "lookup.ipynb", "s = '\ud800'")
+    raw_notebook(folder / "attention.ipynb", "x = " + "9" * 5000)
+    shutil.copy(SOLUTIONS / "softmax.py", folder)
+    with notebooks.module_folder(folder, keep_going=True) as modules:
+        result = run(modules, ["softmax", "lookup", "attention"])
+    messages = {e.name: e.checks[0].message for e in result.exercises}
+    assert "lone surrogate" in messages["lookup"] and "\n" not in messages["lookup"]
+    assert "4300 digits" in messages["attention"] and "\n" not in messages["attention"]
+    assert exercise_score(result, "softmax")[0] == registry.exercise("softmax").max_points
+    assert result.status == "invalid"
 
 
 def test_check_grades_a_folder_of_notebooks(tmp_path):

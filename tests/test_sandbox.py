@@ -1,6 +1,7 @@
 """The sandbox on its own: limits, restarts, blame and what crosses the boundary, on a toy module."""
 
 import time
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -231,3 +232,190 @@ def test_a_session_leaves_nothing_behind(toy):
     assert root.exists()
     session.close()
     assert not root.exists()
+
+
+# -- what the judge bounds itself, whatever the worker says ------------------------------------
+
+FLOODS = '''
+import sys
+
+def raise_the_cap_and_print(characters, line_length):
+    sys.stdout.limit = 10**12  # the worker's own cap is learner-controlled: _Printed is sys.stdout here
+    line = "x" * (line_length - 1) + "\\n"
+    for _ in range(characters // line_length):
+        sys.stdout.write(line)
+    return characters
+
+def claim_lines(count):
+    print("one line")
+    sys.stdout.lines = count
+    return 0
+
+def surrogate_message():
+    print("printed \\ud800 alone")
+    raise ValueError("\\ud800 cannot be encoded")
+'''
+
+
+@pytest.fixture
+def floods(tmp_path):
+    folder = tmp_path / "floods"
+    folder.mkdir()
+    (folder / "floods.py").write_text(FLOODS)
+    session = sandbox.Session()
+    yield sandbox.Namespace(session, str(folder), lambda module: sandbox.Limits(time=60.0)), session
+    session.close()
+
+
+def test_output_over_the_cap_is_cut_by_the_judge(floods):
+    """A worker whose cap was raised sends more than the session keeps: the judge keeps its own cap."""
+    learner, session = floods
+    assert learner.floods.raise_the_cap_and_print(30_000, 30_000) == 30_000  # one line of 30,000 characters
+    (label, output), = session.printed
+    assert len(output) <= session.output_limit
+
+
+def test_a_100_mb_print_costs_neither_the_call_nor_the_judges_memory(floods):
+    """100 MB printed past a raised cap: the call still answers, and the judge keeps a line saying so.
+
+    What a call printed travels in a message of its own with a small bound;
+    an oversized one is read and dropped in 1 MB pieces, never held whole.
+    """
+    learner, session = floods
+    tracemalloc.start()
+    try:
+        assert learner.floods.raise_the_cap_and_print(100 * 2**20, 100) == 100 * 2**20
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    (label, output), = session.printed
+    assert "more than the grader keeps" in output and len(output) < 200
+    assert peak < 16 * 2**20, f"the judge held {peak / 2**20:.0f} MB"
+
+
+def test_a_claimed_line_count_is_bounded(floods):
+    learner, session = floods
+    learner.floods.claim_lines(10**30)
+    (label, output), = session.printed
+    assert output.startswith("one line\n... (") and int(output.split("(")[1].split()[0]) <= sandbox.MAX_LINES_COUNTED
+
+
+def test_a_check_keeps_a_bounded_share_of_many_calls_prints(toy):
+    """Each call keeps its first lines; a check of many calls keeps what fits in the session's cap, then counts."""
+    learner, _, session = toy
+    for _ in range(200):
+        learner.toy.chatty(30)
+    assert sum(len(output) for _, output in session.printed) <= session.output_limit + 1
+    assert session.printed.dropped > 0
+
+
+def test_lone_surrogates_never_reach_the_judges_text(floods):
+    learner, session = floods
+    with pytest.raises(sandbox.SubmissionError) as error:
+        learner.floods.surrogate_message()
+    message = str(error.value)
+    message.encode("utf-8")  # encodable: a file or a terminal can take it
+    assert "cannot be encoded" in message
+    (label, output), = session.printed
+    output.encode("utf-8")
+    assert output == "printed \ufffd alone"
+
+
+# -- a function that hung is not run again, through any module ----------------------------------
+
+CHAIN = {
+    "slow": "def loop():\n    while True:\n        pass\n\ndef fine():\n    return 1\n",
+    "user": "from slow import loop\n\ndef uses():\n    return loop()\n\ndef alone():\n    return 2\n",
+    "import_loops": "while True:\n    pass\n",
+    "imports_it": "import import_loops\n\ndef anything():\n    return 3\n",
+    "middle": "from slow import loop\n\ndef mid():\n    return loop()\n\ndef other():\n    return loop()\n",
+    "top": "from middle import other\n\ndef top():\n    return other()\n",
+    "forger": "import sys\n\ndef forge():\n    raise sys.modules['grader.engine.worker'].RanPastItsLimit('softmax.softmax()')\n",
+}
+
+
+@pytest.fixture
+def chain(tmp_path):
+    for name, source in CHAIN.items():
+        (tmp_path / f"{name}.py").write_text(source)
+    session = sandbox.Session()
+    yield sandbox.Namespace(session, str(tmp_path), lambda module: sandbox.Limits(time=1.0)), session
+    session.close()
+
+
+def test_a_hung_function_is_not_run_through_the_modules_that_import_it(chain):
+    """user's worker started before loop() hung: it is restarted with a stand-in, and says which function hung."""
+    learner, _ = chain
+    assert learner.user.alone() == 2  # user's worker is up, with the real loop() bound
+    with pytest.raises(sandbox.SubmissionError) as hung:
+        learner.slow.loop()
+    assert hung.value.kind == "timeout"
+    started = time.monotonic()
+    with pytest.raises(sandbox.SubmissionError) as error:
+        learner.user.uses()
+    assert time.monotonic() - started < 0.9  # well under its own 1 s limit: loop() never ran
+    assert error.value.kind == "hung"
+    assert "calls slow.loop(), which ran past its time limit earlier" in str(error.value)
+    assert "user.py line 4" in str(error.value)
+    assert learner.user.alone() == 2 and learner.slow.fine() == 1  # what does not call it keeps working
+
+
+def test_stand_ins_reach_modules_imported_before_them(chain):
+    """middle.mid() hangs first (through slow.loop), then slow.loop() itself: a later worker that imports middle
+    before slow's stand-in is in place still ends up calling the stand-in."""
+    learner, _ = chain
+    for hangs in (learner.middle.mid, learner.slow.loop):
+        with pytest.raises(sandbox.SubmissionError, match="time limit"):
+            hangs()
+    started = time.monotonic()
+    with pytest.raises(sandbox.SubmissionError, match=r"calls slow\.loop\(\), which ran past"):
+        learner.top.top()
+    assert time.monotonic() - started < 0.9
+
+
+def test_a_module_whose_import_hung_is_not_imported_again(chain):
+    learner, _ = chain
+    with pytest.raises(sandbox.SubmissionError, match="time limit"):
+        learner.import_loops.anything()
+    started = time.monotonic()
+    with pytest.raises(sandbox.SubmissionError, match="imports import_loops.py, which ran past its time limit"):
+        learner.imports_it.anything()
+    assert time.monotonic() - started < 0.9
+
+
+def test_a_stand_in_cannot_be_forged_into_a_verdict(chain):
+    """Raising the stand-in's exception by hand names no hang the judge knows: it is an ordinary exception."""
+    learner, _ = chain
+    with pytest.raises(sandbox.SubmissionError) as error:
+        learner.forger.forge()
+    assert error.value.kind == "exception" and "RanPastItsLimit" in str(error.value)
+
+
+def test_the_hung_set_is_per_submission(chain):
+    learner, session = chain
+    with pytest.raises(sandbox.SubmissionError):
+        learner.slow.loop()
+    assert session.hung
+    session.begin_submission()
+    assert not session.hung and session.spent == 0
+
+
+# -- one time budget for all of a submission's calls ---------------------------------------------
+
+def test_a_spent_budget_fails_the_rest_at_once(toy):
+    learner, _, session = toy
+    session.begin_submission(budget=1.5)
+    with pytest.raises(sandbox.SubmissionError) as cut:  # 1 s limit, 1.5 s budget: the first hang is a timeout
+        learner.toy.hang()
+    assert cut.value.kind == "timeout"
+    started = time.monotonic()
+    with pytest.raises(sandbox.SubmissionError) as stopped:  # the budget's last 0.5 s runs out in this call
+        learner.toy.half_a_message()
+    assert stopped.value.kind == "budget" and "was stopped" in str(stopped.value)
+    assert time.monotonic() - started < 0.9
+    with pytest.raises(sandbox.SubmissionError) as skipped:
+        learner.toy.double([1])
+    assert skipped.value.kind == "budget"
+    assert "was not run" in str(skipped.value) and "--time-budget" in str(skipped.value)
+    session.begin_submission()
+    assert np.array_equal(learner.toy.double([1]), [2])  # the next submission has a whole budget

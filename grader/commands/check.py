@@ -58,11 +58,14 @@ def add_grading_options(p: Parser):
     p.add_argument("--time-limit", type=float, metavar="SECONDS",
                    help="per call into the code (default 5; 30 for GPT-2)")
     p.add_argument("--memory-limit", type=float, metavar="MB", help="memory the code may use (default 2048)")
+    p.add_argument("--time-budget", type=float, metavar="SECONDS",
+                   help=f"all calls into one submission's code together (default {sandbox.TIME_BUDGET:g}); once "
+                        "it is spent, the remaining checks fail at once")
 
 
 def grading_problem(args) -> str | None:
     """What is wrong with the options :func:`add_grading_options` adds, in one line (None if nothing)."""
-    for option in ("time_limit", "memory_limit"):
+    for option in ("time_limit", "memory_limit", "time_budget"):
         value = getattr(args, option)
         if value is not None and not value > 0:
             return f"--{option.replace('_', '-')} must be a positive number, not {value:g}"
@@ -79,7 +82,8 @@ def plugin_options(args) -> list[str]:
     """The command line's options, as the pytest plugin takes them."""
     gpt2_model = getattr(args, "gpt2_model", None)
     values = {"solutions": args.solutions and args.solutions.resolve(), "time-limit": args.time_limit,
-              "memory-limit": args.memory_limit, "gpt2-model": gpt2_model and gpt2_model.resolve()}
+              "time-budget": args.time_budget, "memory-limit": args.memory_limit,
+              "gpt2-model": gpt2_model and gpt2_model.resolve()}
     options = [f"--{name}={value}" for name, value in values.items() if value is not None]
     return options + (["--require-isolation"] if getattr(args, "require_isolation", False) else [])
 

@@ -143,8 +143,10 @@ def from_plain(tree, specs: bool = False):
     The judge rebuilds what workers send with ``specs=False``: a worker may not
     hand the judge a ModelSpec. Workers rebuild their arguments with ``specs=True``.
     """
-    if tree is None or isinstance(tree, (bool, int, str)):
+    if tree is None or isinstance(tree, (bool, int)):
         return tree
+    if isinstance(tree, str):  # a learner's string may be echoed in a verdict: it must be encodable
+        return encodable(tree)
     if not isinstance(tree, dict) or len(tree) != 1:
         raise EncodingError("malformed message from the worker")
     (tag, body), = tree.items()
@@ -154,7 +156,7 @@ def from_plain(tree, specs: bool = False):
         items = [from_plain(item, specs) for item in body]
         return tuple(items) if tag == "tuple" else items
     if tag == "dict":
-        return {str(key): from_plain(item, specs) for key, item in body}
+        return {encodable(str(key)): from_plain(item, specs) for key, item in body}
     if tag == "array":
         dtype = np.dtype(body["dtype"])
         if dtype.kind not in _NUMERIC_KINDS:
@@ -172,13 +174,34 @@ def from_plain(tree, specs: bool = False):
 
 _INVISIBLE = {*range(0x00, 0x20), *range(0x7F, 0xA0), 0x200E, 0x200F, *range(0x202A, 0x202F),
               *range(0x2066, 0x206A)}  # control characters and bidirectional overrides
-_CLEAN = {code: "\ufffd" for code in _INVISIBLE if code not in (0x09, 0x0A)}
+_SURROGATES = range(0xD800, 0xE000)  # alone in a str, they cannot be encoded: writing or printing them raises
+_CLEAN = {code: "\ufffd" for code in [*_INVISIBLE, *_SURROGATES] if code not in (0x09, 0x0A)}
+_ENCODABLE = {code: "\ufffd" for code in _SURROGATES}
 
 
 def clean_text(text: str, limit: int = 2000) -> str:
-    """Learner-supplied text made safe for a table, a file or a terminal: no control characters, capped."""
-    text = str(text).translate(_CLEAN)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """Learner-supplied text made safe for a table, a file or a terminal: no control characters, capped.
+
+    It is also made encodable: a lone surrogate ("\\ud800", which JSON and a
+    learner's exception message can carry) becomes U+FFFD, so nothing the
+    judge writes or prints can fail on it. The cap comes first, so a flood
+    costs the judge only ``limit`` characters of work.
+    """
+    text = str(text)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text.translate(_CLEAN)
+
+
+def encodable(text: str) -> str:
+    """``text`` with any lone surrogate replaced by U+FFFD, and nothing else changed (fast for ASCII)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.translate(_ENCODABLE)
 
 
 # -- messages ------------------------------------------------------------------------------
@@ -190,11 +213,16 @@ _NESTING = np.zeros(256, dtype=np.int8)  # +1 for a bracket that opens, -1 for o
 _NESTING[list(b"[{")], _NESTING[list(b"]}")] = 1, -1
 _ITEMS = np.zeros(256, dtype=bool)  # what starts a container or separates its items
 _ITEMS[list(b"[{,:")] = True
+_CHUNK = 2**20  # bytes of a message checked, or skipped, at a time
 
 
-def send(sock: socket.socket, message) -> None:
-    body = json.dumps(message, separators=(",", ":")).encode()
-    sock.sendall(_HEADER.pack(len(body)) + body)
+def send(sock: socket.socket, *messages) -> None:
+    """Send each of ``messages``, framed, in one write."""
+    frames = []
+    for message in messages:
+        body = json.dumps(message, separators=(",", ":")).encode()
+        frames += [_HEADER.pack(len(body)), body]
+    sock.sendall(b"".join(frames))
 
 
 def receive(sock: socket.socket, deadline: float | None, max_bytes: int):
@@ -207,7 +235,27 @@ def receive(sock: socket.socket, deadline: float | None, max_bytes: int):
     if size > max_bytes:
         raise EncodingError(f"sent a message of {size / 2**20:.0f} MB, more than the {max_bytes / 2**20:.0f} MB "
                             "allowed")
-    body = _read_exactly(sock, size, deadline)
+    return _decoded(_read_exactly(sock, size, deadline))
+
+
+def receive_or_skip(sock: socket.socket, deadline: float | None, max_bytes: int):
+    """``(message, size)``: the next message, or None in its place when it is over ``max_bytes``.
+
+    An oversized message is read and dropped in small pieces (within the
+    same deadline), so the conversation can go on and the judge never holds
+    more than ``max_bytes`` of it: used for what a call printed, which is
+    worth keeping only up to a cap.
+    """
+    size, = _HEADER.unpack(_read_exactly(sock, _HEADER.size, deadline))
+    if size <= max_bytes:
+        return _decoded(_read_exactly(sock, size, deadline)), size
+    left = size
+    while left:
+        left -= len(_read_exactly(sock, min(left, _CHUNK), deadline))
+    return None, size
+
+
+def _decoded(body: bytearray):
     _check_shape(body)
     try:
         return json.loads(body)
@@ -215,7 +263,7 @@ def receive(sock: socket.socket, deadline: float | None, max_bytes: int):
         raise EncodingError("sent a message that is not JSON") from None
 
 
-def _read_exactly(sock: socket.socket, size: int, deadline: float | None) -> bytes:
+def _read_exactly(sock: socket.socket, size: int, deadline: float | None) -> bytearray:
     buffer = bytearray(size)
     view, got = memoryview(buffer), 0
     while got < size:
@@ -231,18 +279,29 @@ def _read_exactly(sock: socket.socket, size: int, deadline: float | None) -> byt
         if count == 0:
             raise EOFError
         got += count
-    return bytes(buffer)
+    view.release()
+    return buffer  # no copy: json.loads and numpy read a bytearray as they read bytes
 
 
-def _check_shape(body: bytes):
+def _check_shape(body: bytes | bytearray):
     """Refuse deep nesting and floods of small items by counting brackets and separators.
 
     Brackets inside strings count too, so the bounds are conservative: a
     learner's string full of brackets can only be refused, never slip through.
+    The count runs over pieces of the message, so it costs a few MB however
+    large the message is.
     """
+    if len(body) <= MAX_ITEMS and body.count(b"[") + body.count(b"{") <= MAX_DEPTH:
+        return  # too few bytes for too many items, too few brackets to nest too deep: most messages
     data = np.frombuffer(body, dtype=np.uint8)
-    items = int(np.count_nonzero(_ITEMS[data]))
-    if items > MAX_ITEMS:
-        raise EncodingError(f"sent a value of {items:,} separate items, more than the grader accepts")
-    if items and int(np.cumsum(_NESTING[data], dtype=np.int32).max()) > MAX_DEPTH:
-        raise EncodingError(f"sent a value nested more than {MAX_DEPTH} levels deep")
+    items, depth = 0, 0
+    for start in range(0, len(data), _CHUNK):
+        piece = data[start:start + _CHUNK]
+        items += int(np.count_nonzero(_ITEMS[piece]))
+        if items > MAX_ITEMS:
+            raise EncodingError(f"sent a value of more than {MAX_ITEMS:,} separate items, more than the grader "
+                                "accepts")
+        levels = np.cumsum(_NESTING[piece], dtype=np.int32)
+        if len(levels) and depth + int(levels.max()) > MAX_DEPTH:
+            raise EncodingError(f"sent a value nested more than {MAX_DEPTH} levels deep")
+        depth += int(levels[-1]) if len(levels) else 0

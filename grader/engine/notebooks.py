@@ -6,6 +6,14 @@ the widgets, the nbgrader tests), which are not part of the answer. IPython
 magics (``%time``, ``%%capture``) and shell lines (``!pip``) mean nothing to
 plain Python; they are commented out, and only in a cell that is not valid
 Python already, so no valid line is ever changed.
+
+A notebook is untrusted and read in the judge's own process, so what the
+judge spends on it is bounded before anything is built: the file's size, then
+the number of JSON items and their nesting (counted on the raw bytes, strings
+skipped), then the number of cells and the length of each cell's code and of
+the module they make. Python's parser runs on a cell only when the cell holds
+a line that looks IPython-only, and only on a cell of bounded length. Any
+failure is one line, :class:`NotebookError`, never an exception of the parser's.
 """
 
 from __future__ import annotations
@@ -13,40 +21,93 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from grader.engine import registry, stubs
+from grader.engine import codec, registry, stubs
 
 KIT_TAG = "softlookup-kit"
-MAX_NOTEBOOK_BYTES = 20 * 2**20  # a learner's notebook is read in the grader's own process: keep it bounded
+# The course's notebooks are 4 to 14 KB as handed out, 9 to 117 KB once run with every output (2,200 JSON items at
+# most, 12 cells, 2.5 KB of code in the longest cell, 9 KB of code in all); the bounds leave room for a learner's
+# own cells, prints and plots. Parsing a notebook at the bounds costs the judge well under 100 MB.
+MAX_NOTEBOOK_BYTES = 8 * 2**20
+MAX_NOTEBOOK_ITEMS = 200_000  # JSON containers, items and keys: each costs the judge up to ~100 bytes once built
+MAX_NOTEBOOK_DEPTH = 64  # nesting of JSON containers (a notebook's is under 10)
+MAX_CELLS = 2_000
+MAX_CELL_CHARS = 50_000  # characters of code in one cell
+MAX_MODULE_CHARS = 100_000  # characters of code in all the learner's cells together
+PARSE_LIMIT = 20_000  # characters of a cell Python's parser may read in the judge (~15 MB at worst)
+# A JSON string whole (an unterminated one runs to the end, so no match ever fails and the scan stays linear),
+# or one structural byte.
+_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[\[\]{},:]', re.DOTALL)
+_IPYTHON_LINE = re.compile(r"^[ \t]*[%!]", re.MULTILINE)
 
 
 class NotebookError(ValueError):
     """A file that should be a notebook is not one; the message is one line that names it."""
 
 
+def _check_json_shape(data: bytes, name: str):
+    """Refuse, before building anything, JSON with more items or deeper nesting than a notebook of the course.
+
+    Strings are skipped whole, so the commas of printed output do not count;
+    the loop stops at the first bound crossed, so it costs at most a few
+    hundred thousand steps whatever the file holds.
+    """
+    items = depth = strings = 0
+    for match in _TOKENS.finditer(data):
+        byte = data[match.start()]
+        if byte == 0x22:  # a string; in a notebook, each is followed by a separator that counts
+            strings += 1
+            if strings > MAX_NOTEBOOK_ITEMS + 1:
+                raise NotebookError(f"{name} is not a notebook: it holds strings that nothing separates")
+            continue
+        if byte in b"]}":
+            depth -= 1
+            continue
+        items += 1
+        if items > MAX_NOTEBOOK_ITEMS:
+            raise NotebookError(f"{name} holds more than {MAX_NOTEBOOK_ITEMS:,} JSON items, far more than a notebook "
+                                "of this course: clear its outputs and submit it again")
+        if byte in b"[{":
+            depth += 1
+            if depth > MAX_NOTEBOOK_DEPTH:
+                raise NotebookError(f"{name} is not a notebook: its JSON is nested more than {MAX_NOTEBOOK_DEPTH} "
+                                    "levels deep")
+
+
 def code_cells(path: Path) -> list[str]:
     """The source of every code cell of the notebook at ``path`` that belongs to the learner.
 
     The file is untrusted and read by the grader itself: its size is bounded
-    first, and anything that is not the shape of a notebook is refused in one line.
+    first, then the shape of its JSON, then its cells; anything that is not
+    the shape of a notebook of this course is refused in one line.
     """
     name = Path(path).name
-    if Path(path).stat().st_size > MAX_NOTEBOOK_BYTES:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_NOTEBOOK_BYTES + 1)
+    except OSError as error:
+        raise NotebookError(f"{name} cannot be read ({error.strerror})") from None
+    if len(data) > MAX_NOTEBOOK_BYTES:
         raise NotebookError(f"{name} is larger than {MAX_NOTEBOOK_BYTES // 2**20} MB: clear its outputs and "
                             "submit it again")
+    _check_json_shape(data, name)
     try:
-        cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
-        raise NotebookError(f"{name} is not a notebook: it is not valid JSON ({error})") from None
-    except (KeyError, TypeError):
+        cells = json.loads(data)["cells"]
+    except (ValueError, RecursionError, MemoryError) as error:  # JSONDecodeError and UnicodeDecodeError included
+        reason = codec.clean_text(str(error), 200)
+        raise NotebookError(f"{name} is not a notebook: it is not valid JSON ({reason})") from None
+    except (KeyError, TypeError, IndexError):
         raise NotebookError(f"{name} is not a notebook: it has no list of cells") from None
     if not isinstance(cells, list) or not all(isinstance(cell, dict) for cell in cells):
         raise NotebookError(f"{name} is not a notebook: its cells are not a list of cells")
-    sources = []
+    if len(cells) > MAX_CELLS:
+        raise NotebookError(f"{name} has {len(cells):,} cells, more than the {MAX_CELLS:,} the grader reads")
+    sources, total = [], 0
     for cell in cells:
         metadata = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
         tags = metadata.get("tags") if isinstance(metadata.get("tags"), list) else []
@@ -57,17 +118,34 @@ def code_cells(path: Path) -> list[str]:
             source = "".join(source)
         if not isinstance(source, str):
             raise NotebookError(f"{name} is not a notebook: a code cell's source is not text")
+        total += len(source)
+        if len(source) > MAX_CELL_CHARS or total > MAX_MODULE_CHARS:
+            raise NotebookError(f"{name} has more code than the grader reads (a cell may hold "
+                                f"{MAX_CELL_CHARS:,} characters, all cells {MAX_MODULE_CHARS:,}): move data "
+                                "out of the code cells")
+        if codec.encodable(source) is not source:
+            raise NotebookError(f"{name} is not a notebook that can be graded: a code cell holds a character "
+                                "that is not valid text (a lone surrogate such as \\ud800)")
         sources.append(source)
     return sources
 
 
 def plain_python(cell: str) -> str:
-    """``cell`` with IPython-only lines commented out, when it is not valid Python as it stands."""
-    try:
-        ast.parse(cell)
+    """``cell`` with IPython-only lines commented out, when it is not valid Python as it stands.
+
+    A cell with no line that looks IPython-only is returned as it is,
+    unparsed. One that has such a line is parsed only up to
+    :data:`PARSE_LIMIT` characters (parsing costs the judge hundreds of bytes
+    per character); a longer one is taken as not valid Python as it stands.
+    """
+    if not _IPYTHON_LINE.search(cell):
         return cell
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # grading will say what is wrong with it
-        pass
+    if len(cell) <= PARSE_LIMIT:
+        try:
+            ast.parse(cell)
+            return cell
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # grading will say what is wrong with it
+            pass
     if cell.lstrip().startswith("%%"):  # a cell magic: the whole cell is for IPython
         return "".join(f"# {line}" for line in cell.splitlines(keepends=True))
     lines = []
@@ -129,8 +207,8 @@ def write_modules(sources: dict[str, Path], target: Path, keep_going: bool = Fal
         except NotebookError as error:
             if not keep_going:
                 raise
-            text = f"raise SyntaxError({str(error)!r}, ({source.name!r}, None, None, None))\n"
-        destination.write_text(text, encoding="utf-8")
+            text = f"raise SyntaxError({codec.clean_text(str(error), 500)!r}, ({source.name!r}, None, None, None))\n"
+        destination.write_text(text, encoding="utf-8", errors="replace")
 
 
 @contextmanager

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import ground_truth, registry, sandbox, stubs
+from grader.engine import codec, ground_truth, registry, sandbox, stubs
 from grader.engine.judge import CheckFailure
 from grader.engine.results import CheckResult, SubmissionResult
 
@@ -36,6 +36,11 @@ _EXERCISES = pytest.StashKey[list]()  # the exercises whose checks were collecte
 _NEEDS = pytest.StashKey[dict]()  # exercise module -> the fork server its workers need, for this submission
 BATCH = pytest.StashKey[bool]()  # set by softlookup grade: it begins and ends each submission itself
 _STARTED = pytest.StashKey[float]()
+
+# The time a submission ran out of, in a gradebook's terms: a budget spent, or a function stopped earlier.
+_STATUS_KINDS = {"budget": "timeout", "hung": "timeout"}
+MAX_MESSAGE_CHARS = 20_000  # a check's verdict, as kept in results
+MAX_PRINTED_CHARS = 2**21  # what a check's calls printed, labels included (-v keeps up to 1 MB per check)
 
 # Trusted code gets generous limits, so that a loaded machine never blames a learner for the kit's slowness.
 KIT_LIMITS = sandbox.Limits(time=300.0, memory=16 * 2**30, needs="transformers")
@@ -49,6 +54,9 @@ def pytest_addoption(parser):
                     help="reference solutions for hidden checks (default: the kit's solutions/)")
     group.addoption("--time-limit", type=float, default=None, metavar="SECONDS",
                     help="wall time allowed per call into learner code (default: per exercise)")
+    group.addoption("--time-budget", type=float, default=None, metavar="SECONDS",
+                    help="wall time all the calls into one submission's code may take together, after which the "
+                         f"remaining checks fail at once (default: {sandbox.TIME_BUDGET:g})")
     group.addoption("--memory-limit", type=float, default=2048, metavar="MB",
                     help="memory the learner's code may allocate (default: 2048 MB)")
     group.addoption("--gpt2-model", default=None, metavar="DIR",
@@ -131,7 +139,8 @@ def begin_submission(config, folder: Path, problem: str = ""):
     """
     config.option.submission = str(folder)
     config.stash[RESULT] = SubmissionResult(str(folder))
-    config.stash[SESSION].printed.clear()  # nothing a previous student's code printed is carried over
+    # A whole time budget, no function known to hang, nothing a previous student's code printed carried over:
+    config.stash[SESSION].begin_submission(config.getoption("time_budget") or sandbox.TIME_BUDGET)
     exercises = config.stash[_EXERCISES]
     invalid = sandbox.SubmissionError("invalid", problem) if problem else None
     config.stash[_UNGRADABLE] = {
@@ -235,6 +244,7 @@ def pytest_runtest_makereport(item, call):
         error = call.excinfo.value
         if isinstance(error, (CheckFailure, sandbox.SubmissionError)):
             message, kind = str(error), getattr(error, "kind", "")
+            kind = _STATUS_KINDS.get(kind, kind)
         elif report.skipped:
             message = str(getattr(error, "msg", error))
         else:
@@ -251,6 +261,8 @@ def _record(item, outcome: str, message: str, error: str = "", printed: str = ""
     ``printed`` is what learner code printed during this check: only a check that ran has any.
     """
     exercise, hidden = _check_of(item)
+    # Verdicts quote learner values and text: whatever it holds, a message is encodable and bounded.
+    message, printed = codec.clean_text(message, MAX_MESSAGE_CHARS), codec.clean_text(printed, MAX_PRINTED_CHARS)
     share = exercise.points[item.originalname] / item.config.stash[_CASES][(exercise.module, item.originalname)]
     doc = (item.function.__doc__ or "").strip().splitlines()
     item.config.stash[RESULT].add(
@@ -271,8 +283,11 @@ def _record(item, outcome: str, message: str, error: str = "", printed: str = ""
     )
 
 
-def _printed(calls: list[tuple[str, str]]) -> str:
-    return "\n".join(f"{label} printed:\n{output}" for label, output in calls)
+def _printed(calls: sandbox.PrintLog) -> str:
+    text = "\n".join(f"{label} printed:\n{output}" for label, output in calls)
+    if getattr(calls, "dropped", 0):
+        text += f"\n... ({calls.dropped} more calls printed something: more than the grader keeps for one check)"
+    return text
 
 
 def pytest_sessionfinish(session):

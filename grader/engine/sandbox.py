@@ -10,9 +10,17 @@ learner understands.
 The judge trusts nothing that comes back: the whole exchange of a call is
 held to its time limit (a worker that sends half a message and sleeps is
 killed like one that loops), every message is size- and shape-checked before
-it is decoded, every field is validated, and learner text is stripped of
-control characters. A call that runs past its limit kills its worker; the
-next call gets a fresh one, so one bad function costs one check.
+it is decoded, every field is validated and capped by the judge itself (what
+a call printed has its own, much smaller bound), and learner text is stripped
+of control characters and made encodable.
+
+Time is bounded twice. A call that runs past its limit kills its worker; the
+next call gets a fresh one, and the function that hung is never called again
+for that submission, not even through the modules that import it (their
+workers get a stand-in for it that says so). And all of a submission's calls
+together share a time budget (:attr:`Session.budget`): once it is spent, the
+remaining checks fail at once with a message that says so. Trusted calls
+(the reference, the kit) count against neither.
 
 Learners' workers see a private copy of their folder, never the folder
 itself: links that lead outside it are refused before anything runs.
@@ -46,8 +54,14 @@ COPY_LIMITS = (500, 20 * 2**20)  # files and bytes a submission folder may hold
 SERVER_KINDS = {"numpy": ["numpy", "grader.engine.worker"],
                 "torch": ["numpy", "grader.engine.worker", "torch"],
                 "transformers": ["numpy", "grader.engine.worker", "grader.exercises.models"]}  # torch and transformers come with it
-ERROR_KINDS = {"not_implemented", "exception", "syntax", "exit", "memory", "encoding", "refused"}
+ERROR_KINDS = {"not_implemented", "exception", "syntax", "exit", "memory", "encoding", "refused", "hung"}
 IMPORT_TIME_LIMIT = 30.0  # seconds to import a module: a library the fork server did not preload (scipy, say) included
+# Seconds that all the calls of one submission may take together. The reference solutions' calls take 2.4 s for
+# all six exercises on an idle 2-core machine and 5 to 8 s on a busy one (0.14 to 0.7 s for the three numpy
+# ones): 150 s leaves room for a loaded machine and for slow but honest code, and bounds a submission whose every
+# call stops just short of its limit (about 440 calls) to minutes instead of an hour.
+TIME_BUDGET = 150.0
+MAX_LINES_COUNTED = 10**9  # a worker's count of printed lines, believed up to this
 
 
 @dataclass
@@ -61,7 +75,7 @@ class Limits:
 class SubmissionError(Exception):
     """A call into learner code did not return a value; ``kind`` says why."""
 
-    kind: str  # one of ERROR_KINDS, or timeout, crash, missing, invalid
+    kind: str  # one of ERROR_KINDS, or timeout, budget, crash, missing, invalid
     message: str
     label: str = "your code"  # "lookup.soft_lookup()" or "importing lookup.py"
     where: tuple | None = None  # (file, line, code) in the learner's files
@@ -71,6 +85,9 @@ class SubmissionError(Exception):
         return self.explain()
 
     def explain(self) -> str:
+        return codec.clean_text(self._explained(), 5000)  # paths and labels too: every part must be encodable
+
+    def _explained(self) -> str:
         name = self.label
         place = ""
         if self.where:
@@ -80,6 +97,12 @@ class SubmissionError(Exception):
             return f"{name} is not implemented yet (it still raises NotImplementedError)."
         if self.kind == "timeout":
             return f"{name} ran past its {self.message} time limit: is there a loop that never ends?"
+        if self.kind == "hung":
+            verb = "calls" if self.message.endswith("()") else "imports"
+            return (f"{name} was stopped{place}: it {verb} {self.message}, which ran past its time limit earlier "
+                    f"in this grading and is not run again: fix {self.message} first")
+        if self.kind == "budget":
+            return f"{name} {self.message}"
         if self.kind == "memory":
             return f"{name} tried to use more memory than allowed{place}."
         if self.kind == "exit":
@@ -189,7 +212,17 @@ class _Slot:
     models: set = field(default_factory=set)  # every GPT-2 from disk this slot's calls have needed
     next_id: int = 0
     import_error: SubmissionError | None = None
-    hung: dict = field(default_factory=dict)  # function -> the timeout error it gave
+    hung: dict = field(default_factory=dict)  # function -> the timeout error it gave (trusted slots)
+
+    def known_hangs(self) -> dict:
+        """(module, function) -> timeout error, for every function of this slot's folder that ran past its limit.
+
+        A learner's hangs are the session's, per folder, so that every module
+        of the submission knows them; a trusted slot keeps its own.
+        """
+        if self.trusted:
+            return {(self.module, function): error for function, error in self.hung.items()}
+        return self.session.hung.get(self.origin, {})
 
     def start(self):
         self.scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=self.session.root))
@@ -198,6 +231,7 @@ class _Slot:
             "confined": not self.trusted, "readable": self.readable, "forbidden": self.session.forbidden,
             "models": [codec.to_plain(spec)["model_spec"] for spec in sorted(self.models, key=repr)],
             "output_limit": self.session.output_limit,
+            "hung": [] if self.trusted else [[module, function] for module, function in self.known_hangs()],
         }
         fork_server = server("transformers" if self.models else self.limits.needs)
         try:
@@ -234,6 +268,9 @@ class _Slot:
         try:
             self.worker.conn.settimeout(time_limit)
             codec.send(self.worker.conn, request)
+            # What the call printed comes first, in a message of its own with a small bound: a worker whose
+            # cap was raised by learner code has that message dropped, and its answer still counts.
+            printed = codec.receive_or_skip(self.worker.conn, deadline, self.session.output_bytes)
             answer = codec.receive(self.worker.conn, deadline, MAX_MESSAGE)
         except (TimeoutError, socket.timeout):
             self.stop()
@@ -245,17 +282,28 @@ class _Slot:
         except codec.EncodingError as error:
             self.stop()
             raise SubmissionError("encoding", f"{error} while {stage}") from None
-        return self._validated(answer)
+        return self._validated(printed, answer)
 
-    def _validated(self, answer) -> dict:
-        """The answer's fields, each of the type and size expected, or a crash if it is not our message."""
+    def _validated(self, printed: tuple, answer) -> dict:
+        """The answer's fields, each of the type and size expected, or a crash if it is not our message.
+
+        ``printed`` is ``(message, size)`` as :func:`codec.receive_or_skip` read
+        it. The judge caps what it keeps itself, whatever cap the worker had:
+        the worker runs learner code, which can change its own.
+        """
+        report, size = printed
         if not isinstance(answer, dict) or answer.get("id") != self.next_id or ("value" in answer) == (
-                "error" in answer):
+                "error" in answer) or (report is not None and (
+                not isinstance(report, dict) or report.get("id") != self.next_id)):
             self.stop()
             raise SubmissionError("crash", "sent a message the grader did not ask for")
-        output = answer.get("output") if isinstance(answer.get("output"), str) else ""
-        lines = answer.get("lines") if type(answer.get("lines")) is int else 0
-        printed = _printed(output, lines, self.session.printed_lines)
+        if report is None:
+            printed = f"... (more than the grader keeps: {size / 2**20:.1f} MB of printed output)"
+        else:
+            output = report.get("output") if isinstance(report.get("output"), str) else ""
+            lines = report.get("lines") if type(report.get("lines")) is int else 0
+            printed = _printed(output[: self.session.output_limit], min(max(lines, 0), MAX_LINES_COUNTED),
+                               self.session.printed_lines)
         if "value" in answer:
             return {"value": answer["value"], "arguments": answer.get("arguments"), "output": printed}
         error = answer["error"] if isinstance(answer["error"], dict) else {}
@@ -266,6 +314,8 @@ class _Slot:
         else:
             where = (codec.clean_text(str(where[0]), 100), where[1], codec.clean_text(str(where[2]), 200))
         text = codec.clean_text(str(error.get("message", "")), 2000)
+        if kind == "hung" and text not in {hang_label(module, function) for module, function in self.known_hangs()}:
+            kind, error = "exception", {**error, "type": "RanPastItsLimit"}  # not a function the judge stopped
         if kind == "exception":
             kind_name = codec.clean_text(str(error.get("type", "Exception")), 100)
             text = f"{kind_name}: {text}" if text else kind_name
@@ -280,14 +330,17 @@ class _Slot:
         """
         if self.import_error is not None:
             raise self.import_error
-        if function in self.hung:
-            raise self.hung[function]
+        hung = self.known_hangs().get((self.module, function))
+        if hung is not None:
+            raise hung
         module_file = os.path.join(self.directory or "", f"{self.module}.py")
         if self.directory and not self.trusted and not os.path.isfile(module_file):
             self.import_error = SubmissionError(
                 "missing", f"there is no {self.module}.py in {self.origin}: put your file there, or check the "
                 "folder name", f"importing {self.module}.py")
             raise self.import_error
+        if not self.trusted:
+            self.session.check_budget(f"{self.module}.{function}()")
         from_disk = {spec for spec in codec.model_specs(list(args)) if spec.kind == "real"}
         if not from_disk <= self.models:  # loading takes seconds: do it before learner code, in a new worker
             self.models |= from_disk
@@ -297,26 +350,41 @@ class _Slot:
                 self._run("import", "", ())
             except SubmissionError as error:
                 self.import_error = error
+                if error.kind == "timeout" and not self.trusted:  # the modules that import this one skip it
+                    self.session.note_hang(self, "", error)
                 raise
         try:
             return self._run("call", function, args, report_arguments)
         except SubmissionError as error:
             if error.kind == "timeout":  # one hang per function is enough to know
-                self.hung[function] = error
+                if self.trusted:
+                    self.hung[function] = error
+                else:
+                    self.session.note_hang(self, function, error)
             raise
 
     def _run(self, op: str, function: str, args, report_arguments: bool = False):
         label = f"{self.module}.{function}()" if op == "call" else f"importing {self.module}.py"
         time_limit = self.limits.time if op == "call" else max(self.limits.time, IMPORT_TIME_LIMIT)
+        if self.worker is None:  # starting a worker is the kit's work (GPT-2 small from disk included): not timed
+            self.start()
+        left = None if self.trusted else self.session.budget_left()
+        allowed = time_limit if left is None else max(min(time_limit, left), 0.01)
+        started = time.monotonic()
         try:
-            answer = self._exchange(op, function, args, time_limit, report_arguments)
+            answer = self._exchange(op, function, args, allowed, report_arguments)
         except TimeoutError:
+            if allowed < time_limit:  # the budget ran out, not the call's own limit: it is not a hang
+                raise SubmissionError("budget", self.session.budget_spent("was stopped"), label) from None
             raise SubmissionError("timeout", f"{time_limit:g} s", label) from None
         except SubmissionError as error:
             error.label = label
             raise
+        finally:
+            if not self.trusted:
+                self.session.spent += time.monotonic() - started
         if answer["output"]:
-            self.session.printed.append((label, answer["output"]))
+            self.session.printed.add(label, answer["output"])
         if "error" in answer:
             error = answer["error"]
             error.label = label
@@ -331,6 +399,36 @@ class _Slot:
             return value, arguments
         except (codec.EncodingError, KeyError, TypeError, ValueError, RecursionError) as exc:
             raise SubmissionError("encoding", f"returned something the grader cannot read ({exc})", label) from None
+
+
+class PrintLog(list):
+    """``(call, what it printed)`` for the check running now, held to ``limit`` characters in all.
+
+    A check may call learner code hundreds of times; what it keeps of their
+    prints is bounded by the judge, whatever each call printed.
+    """
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit, self.size, self.dropped = limit, 0, 0
+
+    def add(self, label: str, text: str):
+        if self.size >= self.limit:
+            self.dropped += 1
+            return
+        if len(text) > self.limit - self.size:
+            text = text[: self.limit - self.size] + "…"
+        self.size += len(text)
+        self.append((label, text))
+
+    def clear(self):
+        super().clear()
+        self.size = self.dropped = 0
+
+
+def hang_label(module: str, function: str) -> str:
+    """How a function that hung is named to the learner: "softmax.softmax()", or "softmax.py" for its import."""
+    return f"{module}.{function}()" if function else f"{module}.py"
 
 
 def _printed(output: str, lines: int, keep: int) -> str:
@@ -407,7 +505,9 @@ class Session:
         _remove_abandoned_sessions()
         self.root = Path(tempfile.mkdtemp(prefix=f"softlookup-{os.getpid()}-"))
         self.require_isolation = require_isolation
-        self.output_limit = 2**20 if all_output else 4000  # characters of printed output a worker keeps per call
+        self.output_limit = 2**20 if all_output else 4000  # characters of printed output kept per call
+        # What the message of a call's printed output may take: JSON writes a character in up to 12 bytes.
+        self.output_bytes = 12 * self.output_limit + 4096
         self.printed_lines = 10**6 if all_output else PRINTED_LINES
         # Carved out of what learners may read, wherever they lie (the kit installed in site-packages):
         self.forbidden = sorted({str(PACKAGE_DIR), str(KIT_ROOT / "solutions"), str(KIT_ROOT / "tests"),
@@ -415,8 +515,47 @@ class Session:
         self.slots: dict[tuple, _Slot] = {}
         self.copies: dict[str, str | SubmissionError] = {}
         self.protections: Protections | None = None
-        self.printed: list[tuple[str, str]] = []  # (call, what it printed) for the check running now
+        self.printed = PrintLog(self.output_limit)  # (call, what it printed) for the check running now
         self.answers: dict[str, dict] = {}  # trusted calls already made: their answers, as plain data
+        self.budget: float | None = TIME_BUDGET  # seconds for all of one submission's calls; None: no budget
+        self.spent = 0.0  # seconds the current submission's calls have taken so far
+        self.hung: dict[str, dict[tuple[str, str], SubmissionError]] = {}  # folder -> (module, function) -> error
+
+    def begin_submission(self, budget: float | None = TIME_BUDGET):
+        """A new submission is graded next: its calls get a whole budget, and no function is known to hang."""
+        self.budget, self.spent = budget, 0.0
+        self.hung.clear()
+        self.printed.clear()
+
+    def budget_left(self) -> float | None:
+        return None if self.budget is None else self.budget - self.spent
+
+    def budget_spent(self, what: str) -> str:
+        return (f"{what}: this submission's calls have used up their time budget ({self.budget:g} s for all of "
+                "them together), so the checks from here on fail without running your code. Make your slowest "
+                "functions faster (the reference solutions need a few seconds for everything) and check again; "
+                "an instructor can allow more time with --time-budget SECONDS")
+
+    def check_budget(self, label: str):
+        """Raise SubmissionError ("budget") if the current submission's calls have used up its time budget."""
+        left = self.budget_left()
+        if left is not None and left <= 0:
+            raise SubmissionError("budget", self.budget_spent("was not run"), label)
+
+    def note_hang(self, slot: "_Slot", function: str, error: SubmissionError):
+        """Remember that ``slot``'s function ran past its limit, for every module of the same folder.
+
+        Workers of that folder started before now would still call it (through
+        ``from softmax import softmax``): they are stopped, and their next call
+        starts a worker that gets a stand-in instead (forking one takes milliseconds).
+        """
+        known = self.hung.setdefault(slot.origin, {})
+        if (slot.module, function) in known:
+            return
+        known[(slot.module, function)] = error
+        for (directory, _, trusted), other in self.slots.items():
+            if directory == slot.origin and not trusted and other.worker is not None:
+                other.stop()
 
     def note_protections(self, plain):
         """Record what a learner's worker reported; refuse to go on without isolation if it was required."""
@@ -487,6 +626,7 @@ class Session:
         """Stop the workers of one learner's folder and remove its copy (the next learner's turn)."""
         for key in [key for key in self.slots if key[0] == directory and not key[2]]:
             self.slots.pop(key).stop()
+        self.hung.pop(directory, None)
         copy = self.copies.pop(directory, None)
         if isinstance(copy, str):
             _remove(Path(copy))

@@ -14,7 +14,9 @@ import ast
 from pathlib import Path
 
 
-STUB_SOURCE_LIMIT = 1_000_000  # bytes; a larger file is not parsed in the judge, just graded
+# Bytes; a larger file is not parsed in the judge, just graded. Parsing costs the judge ~700 times a file's
+# size in memory for crafted source; the largest solution is 12 KB.
+STUB_SOURCE_LIMIT = 100_000
 
 
 def _parsed(path: Path) -> ast.Module | None:

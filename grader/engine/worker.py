@@ -19,9 +19,15 @@ Messages (length-prefixed JSON, see :mod:`grader.engine.codec`): the worker says
 ``{"ready": true, "protections": {...}}`` (or ``{"ready": false, "error": ...}``);
 then for each request ``{"id", "op": "import"|"call", "module", "function", "args"}``
 (and ``"report_arguments": true`` when a check asks whether the arguments were changed)
-it answers ``{"id", "value", "output", "lines"}`` (with ``"arguments"`` as the call left them)
-or ``{"id", "error", "output", "lines"}``, where ``output`` is the start of what the call
-printed and ``lines`` how many lines it printed.
+it answers with two messages: ``{"id", "output", "lines"}``, where ``output`` is the start of
+what the call printed and ``lines`` how many lines it printed (the judge reads this one with a
+small bound of its own, and drops it whole if it is larger), then ``{"id", "value"}`` (with
+``"arguments"`` as the call left them) or ``{"id", "error"}``.
+
+A function that ran past its time limit earlier in the same grading is not run again, even
+through another module: the judge lists it in :attr:`Settings.hung`, and before the learner's
+module is imported the worker puts a stand-in in its place that raises :class:`RanPastItsLimit`
+(so ``from softmax import softmax`` in ``lookup.py`` binds the stand-in).
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ class Settings:
     forbidden: list[str] = field(default_factory=list)  # folders carved out of those (the kit itself)
     models: list[dict] = field(default_factory=list)  # GPT-2s from disk, loaded before any learner code runs
     output_limit: int = 4000  # characters of printed output kept per call
+    hung: list[list[str]] = field(default_factory=list)  # [module, function] that ran past their time limit
     cpu_backstop: int = 900  # seconds of CPU for the whole worker, in case the judge dies
     scratch_bytes: int = 64 * 2**20
     file_bytes: int = 64 * 2**20
@@ -206,6 +213,72 @@ def _refusal(exc: BaseException) -> str | None:
     return "process" if exc.errno == errno.EPERM else None  # os.fork, os.kill: refused by seccomp or Landlock
 
 
+class RanPastItsLimit(Exception):
+    """Raised by the stand-in for a learner's function that ran past its time limit earlier in this grading."""
+
+
+def _stand_in(label: str, original):
+    def stand_in(*args, **kwargs):
+        raise RanPastItsLimit(label)
+
+    for name in ("__name__", "__qualname__", "__doc__"):  # not __wrapped__: nothing leads back to the original
+        try:
+            setattr(stand_in, name, getattr(original, name))
+        except (AttributeError, TypeError):
+            pass
+    return stand_in
+
+
+class _HungImports:
+    """A finder, first on sys.meta_path, for learner modules whose import ran past its limit: importing one raises."""
+
+    def __init__(self, modules: set[str]):
+        self.modules = modules
+
+    def find_spec(self, name, path=None, target=None):
+        if name in self.modules:
+            raise RanPastItsLimit(f"{name}.py")
+        return None
+
+
+def install_stand_ins(hung: list[list[str]], directory: str | None):
+    """Replace each function of ``hung`` in its (learner's) module by a stand-in that raises at once.
+
+    Runs in the worker before the learner's module is imported, so the
+    modules that import a hung function bind the stand-in; a learner module
+    imported on the way that bound an original already is rebound too.
+    ``[module, ""]`` is a module whose import hung: importing it raises at
+    once. A module that does not import is left alone: importing it will say why.
+    """
+    entries = [entry for entry in hung if isinstance(entry, list) and len(entry) == 2
+               and all(isinstance(part, str) for part in entry)]
+    modules = {module for module, function in entries if not function}
+    if modules:
+        sys.meta_path.insert(0, _HungImports(modules))
+    replaced = {}  # id(original) -> (original, stand-in)
+    for module_name, function in entries:
+        if not function or module_name in modules:
+            continue
+        try:
+            module = importlib.import_module(module_name)
+            original = getattr(module, function, None)
+            if callable(original):
+                replaced[id(original)] = (original, _stand_in(f"{module_name}.{function}()", original))
+                setattr(module, function, replaced[id(original)][1])
+        except BaseException:  # the learner's module may raise anything on import, SystemExit included
+            continue
+    root = os.path.abspath(directory) + os.sep if directory else None
+    for module in list(sys.modules.values()) if root and replaced else ():
+        if not str(getattr(module, "__file__", "") or "").startswith(root):
+            continue
+        try:
+            for name, value in list(vars(module).items()):
+                if id(value) in replaced and replaced[id(value)][0] is value:
+                    setattr(module, name, replaced[id(value)][1])
+        except BaseException:
+            continue
+
+
 def describe(exc: BaseException, directory: str | None) -> dict:
     """A plain-data account of an exception: kind, message and where in the learner's code."""
     refusal = _refusal(exc)
@@ -221,6 +294,8 @@ def describe(exc: BaseException, directory: str | None) -> dict:
         kind = "encoding"
     elif isinstance(exc, SyntaxError):
         kind = "syntax"
+    elif isinstance(exc, RanPastItsLimit):
+        kind = "hung"
     else:
         kind = "exception"
     where = _learner_frame(exc.__traceback__, directory)
@@ -236,6 +311,7 @@ def describe(exc: BaseException, directory: str | None) -> dict:
 class Worker:
     def __init__(self, conn, settings: Settings, models: dict):
         self.conn, self.settings, self.models = conn, settings, models
+        self.stand_ins_waiting = bool(settings.hung)
 
     def prepared(self, value):
         """An argument as the learner's function receives it: a ModelSpec becomes its model.
@@ -253,6 +329,9 @@ class Worker:
 
     def handle(self, request) -> dict:
         args = self.prepared(codec.from_plain(request.get("args"), specs=True) or [])
+        if self.stand_ins_waiting:  # within the first request's time limit: learner modules are imported
+            self.stand_ins_waiting = False
+            install_stand_ins(self.settings.hung, self.settings.directory)
         module = importlib.import_module(request["module"])
         if request["op"] == "import":
             return {"value": None}
@@ -276,6 +355,6 @@ class Worker:
                 answer = self.handle(request)
             except BaseException as exc:  # the learner's code may raise anything, SystemExit included
                 answer = {"error": describe(exc, self.settings.directory)}
-            answer.update(id=request["id"], output=printed.text(), lines=printed.lines)
-            codec.send(self.conn, answer)
+            answer["id"] = request["id"]
+            codec.send(self.conn, {"id": request["id"], "output": printed.text(), "lines": printed.lines}, answer)
 
