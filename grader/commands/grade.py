@@ -10,6 +10,14 @@ reports one line. The coordinator shows progress and, at the end or on
 Ctrl-C, writes the gradebook and the summary from every student graded so
 far. Run it again and the students already graded are skipped (``--force``
 grades them again), so an interrupted class resumes where it stopped.
+
+No student stops the class. Whatever grading one student raises (a zip
+that cannot be read, a notebook the judge cannot turn into a module, a
+text it cannot write) becomes that student's result, ``invalid`` or
+``crashed`` with a one-line reason, and the judge goes on; a judge that
+dies in the middle of a student costs that student alone, recorded as
+crashed, and a new judge takes the rest. A crash is a result like any
+other, so a rerun does not try that student first again.
 """
 
 from __future__ import annotations
@@ -17,91 +25,217 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import signal
 import subprocess
 import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from grader.commands import check, gradebook
-from grader.engine import notebooks, plugin, registry
+from grader.engine import notebooks, plugin, registry, sandbox
 from grader.cli import Parser
-from grader.engine.results import write_atomically
+from grader.engine.results import CheckResult, SubmissionResult
 
 ZIP_LIMITS = (500, 20 * 2**20)  # members and bytes a student's zip may unpack to
+ZIP_DEPTH = 16  # folders a zip member may sit in: an export nests its modules two or three deep
+NAME_BYTES = 255  # the longest file name a file system takes
+REASON_CHARS = 300  # a reason written into a student's files is one line of at most this
+# What tools leave beside submissions: never a student, so left out (and named in one line before grading).
+LITTER = {".DS_Store", "__MACOSX", ".Trashes", ".Spotlight-V100", ".fseventsd", ".TemporaryItems", "Thumbs.db",
+          "desktop.ini", ".ipynb_checkpoints", ".git", ".gitignore", ".gitattributes", ".svn", ".hg"}
 
 
 @dataclass
 class Student:
-    id: str  # the folder's (or zip's) name, made printable
+    id: str  # the folder's (or zip's) name, made printable (its folder in OUT: gradebook.student_folder)
     path: str  # where the submission is; for a zip, the zip itself
     problem: str = ""  # why it cannot be graded at all, if it cannot
+    zipped: bool = False  # path is a .zip to unpack
+
+
+def escaped(text: str) -> str:
+    """``text`` with every character that does not print (controls, lone surrogates) shown as \\xNN.
+
+    What is left is printable and encodable as UTF-8: fit for any file and any terminal.
+    """
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
 def printable(name: str) -> str:
     """A file name as a student id safe for a CSV cell and a folder: bytes that are not UTF-8, and
     characters that do not print, shown as \\xNN."""
-    text = os.fsencode(name).decode("utf-8", errors="backslashreplace")
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+    return escaped(os.fsencode(name).decode("utf-8", errors="backslashreplace"))
 
 
-def students(folder: Path) -> list[Student]:
-    """One student per entry of ``folder``: a folder, or a .zip of one (as Gradescope and LMSs export them)."""
+def one_line(text, limit: int = REASON_CHARS) -> str:
+    """A reason to write into a student's files or onto a terminal: one line, printable, encodable, capped.
+
+    Reasons quote what failed, and what failed may quote the student (an exception's message, a zip member's
+    name): any of that may hold line breaks, control characters or a lone surrogate.
+    """
+    line = escaped(" ".join(str(text).split()))
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def described(error: BaseException) -> str:
+    """An exception as one line that names it: ``UnicodeEncodeError: ...``, ``zlib.error: ...``."""
+    kind = type(error)
+    name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+    return one_line(f"{name}: {error}")
+
+
+def is_litter(name: str) -> bool:
+    """Whether an entry of the submissions folder is what a tool leaves there (macOS's ``._x`` included)."""
+    return name in LITTER or name.startswith("._")
+
+
+def students(folder: Path) -> tuple[list[Student], list[str]]:
+    """One student per entry of ``folder`` (a folder, or a .zip of one), and the entries left out as litter.
+
+    Every other entry is graded, dot-names and odd names included (gradebook.student_folder gives each
+    a folder of OUT that no other takes): an instructor must never lose a student without a word.
+    """
     found: dict[str, Student] = {}
+    ignored = []
     for entry in sorted(os.scandir(folder), key=lambda entry: entry.name):
-        if entry.name.startswith("."):
+        if is_litter(entry.name):
+            ignored.append(printable(entry.name))
             continue
         name = printable(entry.name)
         if entry.is_symlink():
             student = Student(name, entry.path, f"{name} is a link; put the student's folder itself there")
         elif entry.is_dir():
             student = Student(name, entry.path)
-        elif entry.name.endswith(".zip"):
-            student = Student(printable(entry.name[:-4]), entry.path)
+        elif entry.name.endswith(".zip") and entry.is_file():
+            student = Student(printable(entry.name[:-4] or entry.name), entry.path, zipped=True)
         else:
             student = Student(name, entry.path, f"{name} is a file, not a folder or a .zip of one")
         if student.id in found:
             student.problem = f"two submissions are named {student.id} (a folder and a .zip?); keep one"
         found[student.id] = student
-    return list(found.values())
+    return list(found.values()), ignored
 
 
 def unpacked(student: Student, scratch: Path) -> Path:
     """The folder to grade: the student's own, or their zip unpacked; one lone subfolder is entered.
 
-    Raises ValueError for a zip that is broken, too large or has paths that leave it.
+    Raises ValueError, with a one-line reason, for a zip that cannot be read, is too large, or has a
+    path that leaves it, goes too deep or is too long.
     """
     folder = Path(student.path)
-    if student.path.endswith(".zip"):
+    if student.zipped:
         folder = scratch / "unzipped"
-        try:
-            with zipfile.ZipFile(student.path) as archive:
-                members = archive.infolist()
-                if len(members) > ZIP_LIMITS[0] or sum(m.file_size for m in members) > ZIP_LIMITS[1]:
-                    raise ValueError(f"the zip unpacks to more than {ZIP_LIMITS[0]} files or "
-                                     f"{ZIP_LIMITS[1] // 2**20} MB")
-                for member in members:
-                    target = (folder / member.filename).resolve()
-                    if folder.resolve() not in target.parents or (member.external_attr >> 28) == 0o12:
-                        raise ValueError(f"the zip holds {member.filename!r}, which would land outside it")
-                archive.extractall(folder)
-        except (zipfile.BadZipFile, OSError) as error:
-            raise ValueError(f"the zip cannot be read ({error})") from None
+        _unzip(Path(student.path), folder)
     entries = [entry for entry in folder.iterdir() if not entry.name.startswith((".", "__"))] if folder.is_dir() else []
     if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink():
         return entries[0]  # student/submission/softmax.py, as many exports nest it
     return folder
 
 
+class ZipRefused(ValueError):
+    """A zip that can be read but is not unpacked: too large, or a path that leaves it or is absurd."""
+
+
+# What reading an untrusted zip can raise: a broken archive, a compression method zipfile lacks
+# (NotImplementedError), an encrypted member (RuntimeError), a corrupt stream (zlib.error, EOFError,
+# OSError, lzma.LZMAError, a ValueError), a path the file system refuses (OSError).
+ZIP_FAILURES = (zipfile.BadZipFile, NotImplementedError, RuntimeError, EOFError, OSError, ValueError)
+
+
+def _unzip(path: Path, folder: Path):
+    """Unpack the zip at ``path`` into ``folder``, member by member, within :data:`ZIP_LIMITS`.
+
+    Every member's path is checked before anything is written, and every member is read in
+    bounded chunks, so a header that lies about the sizes unpacks no more than the limit.
+    """
+    import lzma
+    import zlib
+
+    try:
+        if path.stat().st_size > ZIP_LIMITS[1]:
+            raise ZipRefused(f"the zip is larger than {ZIP_LIMITS[1] // 2**20} MB")
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+            if len(members) > ZIP_LIMITS[0] or sum(m.file_size for m in members) > ZIP_LIMITS[1]:
+                raise ZipRefused(f"the zip unpacks to more than {ZIP_LIMITS[0]} files or "
+                                 f"{ZIP_LIMITS[1] // 2**20} MB")
+            places = [(member, _place(member)) for member in members]
+            folder.mkdir()
+            written = 0
+            for member, parts in places:
+                written += _extract(archive, member, folder.joinpath(*parts), ZIP_LIMITS[1] - written)
+    except ZipRefused:
+        raise
+    except (*ZIP_FAILURES, zlib.error, lzma.LZMAError) as error:
+        raise ValueError(f"the zip cannot be read ({described(error)})") from None
+
+
+def _place(member: zipfile.ZipInfo) -> tuple[str, ...]:
+    """Where a member goes, as the folders and name under the unpacked folder; ZipRefused if nowhere safe."""
+    shown = one_line(repr(member.filename), 120)
+    parts = PurePosixPath(member.filename).parts
+    if member.filename.startswith("/") or ".." in parts or (member.external_attr >> 28) == 0o12:
+        raise ZipRefused(f"the zip holds {shown}, which would land outside it")
+    if len(parts) > ZIP_DEPTH:
+        raise ZipRefused(f"the zip holds a path {len(parts) - 1} folders deep ({shown}); at most {ZIP_DEPTH - 1} "
+                         "are unpacked")
+    if any(len(part.encode("utf-8", errors="replace")) > NAME_BYTES for part in parts):
+        raise ZipRefused(f"the zip holds a name longer than {NAME_BYTES} bytes ({shown})")
+    return parts
+
+
+def _extract(archive: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path, allowed: int) -> int:
+    """Write one member to ``target`` (a folder for a folder); the bytes written. ZipRefused past ``allowed``."""
+    if member.is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+        return 0
+    target.parent.mkdir(parents=True, exist_ok=True)
+    written = 0
+    with archive.open(member) as source, open(target, "wb") as sink:
+        while chunk := source.read(2**16):
+            written += len(chunk)
+            if written > allowed:
+                raise ZipRefused(f"the zip unpacks to more than {ZIP_LIMITS[1] // 2**20} MB")
+            sink.write(chunk)
+    return written
+
+
+def crashed(student: str, exercises: list[registry.Exercise], reason: str) -> SubmissionResult:
+    """The result of a student whose grading stopped: every exercise lost, with the reason in one line.
+
+    Written in place of the student's grading, so a rerun does not try them again (``--force`` does):
+    one student who stops a judge must not stop every rerun of the class. One failed entry per exercise
+    carries all of its points, so the student's maximum stays the class's.
+    """
+    result = SubmissionResult(student)
+    for exercise in exercises:
+        result.add(CheckResult(exercise=exercise.module, check="grading", case="", title="Graded to the end",
+                               outcome="failed", points=0.0, max_points=float(exercise.max_points),
+                               message=f"the grading of this submission stopped: {one_line(reason)}",
+                               error="crash"), exercise.title)
+    return result
+
+
 # -- a judge: one pytest session, student after student ---------------------------------------
 
 
+class _SessionBroken(Exception):
+    """Something raised inside pytest's own run of a check: the session's state can no longer be trusted."""
+
+
 class _Batch:
-    """A pytest plugin that replaces the run loop: each student read from ``requests`` runs every check."""
+    """A pytest plugin that replaces the run loop: each student read from ``requests`` runs every check.
+
+    It answers the coordinator one JSON line at a time: ``ready`` once the checks are collected, then per
+    student either its score and status (its files written) or ``crashed`` with a one-line reason (the
+    coordinator writes that result; with ``stopping`` when this judge can grade no one else), or ``fatal``
+    when no student can be graded on this machine.
+    """
 
     def __init__(self, requests, replies, out: Path):
         self.requests, self.replies, self.out = requests, replies, out
@@ -112,32 +246,57 @@ class _Batch:
 
     @pytest.hookimpl(tryfirst=True)  # instead of pytest's own loop, which would run each check once
     def pytest_runtestloop(self, session):
+        self.reply(ready=True)
         for line in self.requests:
             student = Student(**json.loads(line))
-            with tempfile.TemporaryDirectory(prefix="softlookup-student-") as scratch:
-                try:
-                    folder, problem = unpacked(student, Path(scratch)), student.problem
-                except ValueError as error:
-                    folder, problem = Path(student.path), f"{student.id}: {error}"
-                # Notebooks become modules before grading: the engine only ever grades modules.
+            try:
+                result = self.graded(session, student)
+                gradebook.write_student(gradebook.student_folder(self.out, student.id), student.id, result)
+            except sandbox.KitError as error:  # raised only where no student's code runs: the machine's fault
+                self.reply(fatal=one_line(error))
+                return True
+            except _SessionBroken as error:  # pytest's state is unknown now: this judge stops, another takes the rest
+                self.reply(student=student.id, crashed=described(error.__cause__), stopping=True)
+                return True
+            except Exception as error:  # anything one submission makes happen is that submission's result
+                self.reply(student=student.id, crashed=described(error))
+            else:
+                self.reply(student=student.id, score=result.score, status=result.status)
+        return True
+
+    def reply(self, **fields):
+        self.replies.write(json.dumps(fields) + "\n")
+        self.replies.flush()
+
+    def graded(self, session, student: Student):
+        """Unpack, turn notebooks into modules, grade: the student's result."""
+        with tempfile.TemporaryDirectory(prefix="softlookup-student-", ignore_cleanup_errors=True) as scratch:
+            try:
+                folder, problem = unpacked(student, Path(scratch)), student.problem
+            except ValueError as error:
+                folder, problem = Path(student.path), f"{student.id}: {error}"
+            if problem:
+                result = self.grade_one(session, folder, problem)
+            else:  # notebooks become modules before grading: the engine only ever grades modules
                 with notebooks.module_folder(folder, keep_going=True) as modules:
                     result = self.grade_one(session, modules, problem)
-            result.submission = student.id
-            gradebook.write_student(self.out / student.id, student.id, result)
-            self.replies.write(json.dumps({"student": student.id, "score": result.score,
-                                           "status": result.status}) + "\n")
-            self.replies.flush()
-        return True
+        result.submission = student.id
+        return result
 
     @staticmethod
     def grade_one(session, folder: Path, problem: str):
         plugin.begin_submission(session.config, folder, problem)
-        for index, item in enumerate(session.items):
-            following = session.items[index + 1] if index + 1 < len(session.items) else None
-            item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
-            if session.shouldfail or session.shouldstop:
-                raise session.Interrupted(session.shouldstop or session.shouldfail)
-        return plugin.end_submission(session.config)
+        try:
+            for index, item in enumerate(session.items):
+                following = session.items[index + 1] if index + 1 < len(session.items) else None
+                item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
+                if session.shouldfail or session.shouldstop:
+                    raise session.Interrupted(session.shouldstop or session.shouldfail)
+        except Exception as error:
+            raise _SessionBroken() from error
+        finally:
+            result = plugin.end_submission(session.config)  # the student's workers stop whatever happened
+        return result
 
 
 def serve(argv: list[str]) -> int:
@@ -149,6 +308,8 @@ def serve(argv: list[str]) -> int:
         sys.stdout = quiet  # pytest's own reporting is not wanted here; errors still reach stderr
         code = pytest.main([*pytest_args, *check.PYTEST_ARGS, "-o", "softlookup_table=false", "-p", "no:terminal"],
                            plugins=[_Batch(requests, replies, out)])
+    if code == pytest.ExitCode.INTERRUPTED:
+        return 130
     return 0 if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED) \
         else int(code)
 
@@ -180,29 +341,38 @@ def usage_problem(args) -> str | None:
     return check.grading_problem(args)
 
 
+def judge_arguments(args, exercises: list[registry.Exercise]) -> list[str]:
+    """What every judge passes to pytest: the chosen exercises' checks, hidden ones included, and the options;
+    full confinement is required unless --allow-unconfined."""
+    confined = [] if args.allow_unconfined else ["--require-isolation"]
+    return [*[str(path) for e in exercises for path in e.check_files(hidden=True)], *check.plugin_options(args),
+            *confined]
+
+
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     if problem := usage_problem(args):
         print(f"softlookup grade: {problem}", file=sys.stderr)
         return 2
     exercises = check.chosen_exercises(args)
-    everyone = students(args.submissions.resolve())
+    everyone, ignored = students(args.submissions.resolve())
+    if ignored:
+        shown = ", ".join(ignored[:10]) + (f" and {len(ignored) - 10} more" if len(ignored) > 10 else "")
+        print(f"softlookup grade: left out {len(ignored)} entries that tools leave beside submissions: {shown}",
+              file=sys.stderr)
     args.out.mkdir(parents=True, exist_ok=True)
-    todo = [s for s in everyone if args.force or gradebook.read_student(args.out / s.id) is None]
-    args.require_isolation = not args.allow_unconfined
-    pytest_args = [*[str(path) for e in exercises for path in e.check_files(hidden=True)], *check.plugin_options(args)]
+    todo = [s for s in everyone if args.force or _result_in(args.out, s) is None]
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     interrupted, failure = False, ""
     try:
-        failure = _run_judges(todo, min(args.jobs, len(todo)), args.out.resolve(), pytest_args)
+        failure = _run_judges(todo, min(args.jobs, len(todo)), args.out.resolve(), exercises,
+                              judge_arguments(args, exercises))
     except KeyboardInterrupt:
         interrupted = True
-    graded = {s.id: found[1] for s in everyone if (found := gradebook.read_student(args.out / s.id))}
-    names = [exercise.module for exercise in exercises]
-    write_atomically(args.out / "grades.csv", gradebook.grades_csv(graded, names))
-    write_atomically(args.out / "summary.md", gradebook.summary_markdown(graded))
-    write_atomically(args.out / "summary.html", gradebook.summary_html(graded))
-    done = f"{len(graded)} of {len(everyone)} students graded; gradebook in {args.out / 'grades.csv'}"
+    except Exception as error:  # the coordinator's own fault: the gradebook of those graded is still written
+        failure = f"the batch stopped ({described(error)})"
+    graded = write_gradebook(args.out, everyone, exercises)
+    done = f"{graded} of {len(everyone)} students graded; gradebook in {args.out / 'grades.csv'}"
     if failure:
         print(f"softlookup grade: {failure}", file=sys.stderr)
         print(done, file=sys.stderr)
@@ -214,37 +384,104 @@ def main(argv=None) -> int:
     return 0
 
 
-def _run_judges(todo: list[Student], jobs: int, out: Path, pytest_args: list[str]) -> str:
-    """Feed students to ``jobs`` judges until all are graded; the error of a judge that failed, if one did."""
-    judges, selector = [], selectors.DefaultSelector()
-    queue = list(todo)
+def write_gradebook(out: Path, everyone: list[Student], exercises: list[registry.Exercise]) -> int:
+    """grades.csv, summary.md and summary.html from every student graded so far; how many that is."""
+    graded = {s.id: found for s in everyone if (found := _result_in(out, s)) is not None}
+    gradebook.write_class(out, graded, [exercise.module for exercise in exercises])
+    return len(graded)
+
+
+def _result_in(out: Path, student: Student) -> SubmissionResult | None:
+    """The student's complete result in ``out``, if they were graded (or recorded as crashed) already."""
+    found = gradebook.read_student(gradebook.student_folder(out, student.id))
+    return found[1] if found else None
+
+
+def _run_judges(todo: list[Student], jobs: int, out: Path, exercises: list[registry.Exercise],
+                pytest_args: list[str]) -> str:
+    """Feed students to ``jobs`` judges until all are graded; why the batch stopped, if it did."""
+    batch = _Coordinator(todo, out, exercises, pytest_args)
     progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("left"), TimeRemainingColumn(), disable=not sys.stdout.isatty())
     try:
         for _ in range(jobs):
-            judge = _Judge(out, pytest_args)
-            judges.append(judge)
-            selector.register(judge.replies, selectors.EVENT_READ, judge)
-            judge.give(queue.pop(0) if queue else None)
+            batch.start_judge()
         with progress:
             task = progress.add_task("grading", total=len(todo))
-            busy = len(judges)
-            while busy:
-                for key, _ in selector.select():
-                    judge = key.data
-                    line = judge.replies.readline()
-                    if not line:  # the judge stopped
-                        selector.unregister(judge.replies)
-                        busy -= 1
-                        if judge.current is not None:
-                            return judge.failure()
-                        continue
-                    progress.advance(task)
-                    judge.give(queue.pop(0) if queue else None)
+            while batch.selector.get_map():
+                for key, _ in batch.selector.select():
+                    failure, finished = batch.handle(key.data)
+                    if failure:
+                        return failure
+                    progress.advance(task, finished)
         return ""
     finally:
-        for judge in judges:
+        batch.stop()
+
+
+class _Coordinator:
+    """The students waiting, the judges grading them, and what each judge's replies mean.
+
+    A judge that stops in the middle of a student (killed, or its pytest session broken) costs that
+    student alone: they are recorded as crashed with the judge's last word, and a new judge takes the
+    rest. Only a judge that cannot start, or one that finds this machine unable to grade anyone
+    (``fatal``), stops the batch.
+    """
+
+    def __init__(self, todo: list[Student], out: Path, exercises: list[registry.Exercise], pytest_args: list[str]):
+        self.queue, self.out, self.exercises, self.pytest_args = list(todo), out, exercises, pytest_args
+        self.selector = selectors.DefaultSelector()
+        self.judges: list[_Judge] = []
+
+    def start_judge(self):
+        judge = _Judge(self.out, self.pytest_args)
+        self.judges.append(judge)
+        self.selector.register(judge.replies, selectors.EVENT_READ, judge)
+        judge.give(self.queue.pop(0) if self.queue else None)
+
+    def handle(self, judge: "_Judge") -> tuple[str, int]:
+        """Act on the judge's next reply: (why the batch must stop, or "", how many students it finished)."""
+        reply = judge.next_reply()
+        if reply is None:  # the judge stopped
+            if judge.current is None:  # it had finished
+                self.retire(judge)
+                return "", 0
+            if judge.interrupted():  # Ctrl-C reached the judges first: the grading stops, nobody is to blame
+                raise KeyboardInterrupt
+            if not judge.ready:
+                return judge.failure(), 0
+            reply = {"crashed": judge.why(), "stopping": True}
+        if "fatal" in reply:
+            return f"a judge stopped while grading {judge.current.id}: {one_line(reply['fatal'])}", 0
+        if "ready" in reply:
+            judge.ready = True
+            return "", 0
+        if "crashed" in reply:
+            _record_crash(self.out, judge.current, self.exercises, reply["crashed"])
+        if reply.get("stopping"):
+            self.retire(judge)
+        else:
+            judge.give(self.queue.pop(0) if self.queue else None)
+        return "", 1
+
+    def retire(self, judge: "_Judge"):
+        """Give this judge no more students; while students wait, a new judge takes its place."""
+        self.selector.unregister(judge.replies)
+        judge.current = None
+        if self.queue:
+            self.start_judge()
+
+    def stop(self):
+        for judge in self.judges:
             judge.stop()
+
+
+def _record_crash(out: Path, student: Student, exercises: list[registry.Exercise], reason: str):
+    """Write ``student``'s result as crashed, over whatever a judge left of their files."""
+    folder = gradebook.student_folder(out, student.id)
+    gradebook.write_student(folder, student.id, crashed(student.id, exercises, reason))
+    for leftover in folder.glob(".*.tmp"):  # a judge killed while writing leaves its temporary file
+        leftover.unlink(missing_ok=True)
 
 
 class _Judge:
@@ -262,22 +499,48 @@ class _Judge:
         os.close(writer)
         self.replies = os.fdopen(reader, "r")
         self.current: Student | None = None
+        self.ready = False  # it has collected the checks and reads students
 
     def give(self, student: Student | None):
         self.current = student
-        if student is None:
-            self.process.stdin.close()  # no more students: the judge finishes its session and exits
-        else:
-            self.process.stdin.write(json.dumps(student.__dict__) + "\n")
-            self.process.stdin.flush()
+        try:
+            if student is None:
+                self.process.stdin.close()  # no more students: the judge finishes its session and exits
+            else:
+                self.process.stdin.write(json.dumps(student.__dict__) + "\n")
+                self.process.stdin.flush()
+        except (BrokenPipeError, ValueError):  # it has stopped already; its end of the replies says so next
+            pass
+
+    def next_reply(self) -> dict | None:
+        """The judge's next reply, or None once it has stopped (a line cut short by its death included)."""
+        line = self.replies.readline()
+        return json.loads(line) if line.endswith("\n") else None
+
+    def interrupted(self) -> bool:
+        """Whether the judge stopped because it was interrupted (Ctrl-C reaches every process of a terminal)."""
+        return self.process.wait() in (130, -signal.SIGINT)
 
     def failure(self) -> str:
+        """Why a judge that never started grading stopped: a usage error of pytest's, or its last line."""
+        lines = self._error_lines()
+        errors = [line.removeprefix("ERROR: ") for line in lines if line.startswith("ERROR: ")]
+        why = errors[0] if errors else (lines[-1] if lines else self._exit())
+        return one_line(f"a judge stopped while grading {self.current.id}: {why}")
+
+    def why(self) -> str:
+        """Why a judge stopped in the middle of a student, in one line: its last error line, or how it ended."""
+        lines = [line.removeprefix("INTERNALERROR> ") for line in self._error_lines()]
+        return one_line(f"the judge grading it stopped ({lines[-1] if lines else self._exit()})")
+
+    def _error_lines(self) -> list[str]:
         self.process.wait()
         self.errors.seek(0)
-        lines = [line for line in self.errors.read().decode(errors="replace").splitlines() if line.strip()]
-        errors = [line.removeprefix("ERROR: ") for line in lines if line.startswith("ERROR: ")]
-        why = errors[0] if errors else (lines[-1] if lines else f"exit status {self.process.returncode}")
-        return f"a judge stopped while grading {self.current.id}: {why}"
+        return [line for line in self.errors.read().decode(errors="replace").splitlines() if line.strip()]
+
+    def _exit(self) -> str:
+        code = self.process.returncode
+        return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
 
     def stop(self):
         if self.process.poll() is None:
@@ -287,7 +550,9 @@ class _Judge:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        try:
+            self.process.stdin.close()
+        except (BrokenPipeError, ValueError):
+            pass
         self.replies.close()
         self.errors.close()
-
-

@@ -4,11 +4,19 @@ Every function here reads :class:`~grader.engine.results.SubmissionResult` objec
 and nothing else; ``softlookup grade`` calls them, and a class graded by any
 other road (the Gradescope autograder, say) could call them too.
 
-Per student, in ``OUT/<student>/``: ``softlookup.json`` (the whole result,
-which also marks the student as graded), ``results.json`` (Gradescope's
-schema), ``feedback.md`` and ``feedback.html``. For the class, in ``OUT/``:
-``grades.csv``, ``summary.md`` and ``summary.html``. Feedback never shows a
-hidden check's inputs or expected values, only that it failed.
+Per student, in :func:`student_folder` ``(OUT, id)`` (``OUT/<student>/``, the id
+itself unless it could be taken for one of the kit's own files):
+``softlookup.json`` (the whole result, which also marks the student as
+graded), ``results.json`` (Gradescope's schema), ``feedback.md`` and
+``feedback.html``. For the class, in ``OUT/``: :data:`CLASS_FILES`,
+``grades.csv``, ``summary.md`` and ``summary.html``.
+
+Everything a student wrote is inert wherever it lands: what the student sees
+is :func:`~grader.engine.results.redacted` (a hidden check says that it
+failed, never its inputs, expected values or prints), the same for
+results.json, feedback.md and feedback.html; a spreadsheet takes no cell of a
+student's for a formula (:func:`csv_text`); Markdown quotes a student's text
+as text (:func:`inline`, :func:`fenced`) and HTML escapes it.
 """
 
 from __future__ import annotations
@@ -16,73 +24,131 @@ from __future__ import annotations
 import base64
 import csv
 import dataclasses
+import functools
+import hashlib
 import html
 import io
 import json
+import os
 import re
 import statistics
 from collections import Counter
 from pathlib import Path
 
-from grader.engine.results import STATUSES, SubmissionResult, gradescope, write_atomically
+from grader.engine.results import HIDDEN_FEEDBACK, redacted  # noqa: F401 (defined here first; one redaction for all)
+from grader.engine.results import (STATUSES, SubmissionResult, cleaned, encodable, gradescope, verdict,
+                                   write_atomically)
 
 RESULT_FILE = "softlookup.json"
-HIDDEN_FEEDBACK = ("differs from the reference on inputs that stay hidden: test your function on inputs "
-                   "of your own (other shapes, other values) against what its docstring promises")
+CLASS_FILES = ("grades.csv", "summary.md", "summary.html")  # the kit's own files in OUT, beside the students' folders
+_MARK = "_"  # what starts a student's folder whose id cannot be its name
+_NAME_BYTES = 255  # the longest file name most file systems allow
 
 
-def redacted(result: SubmissionResult) -> SubmissionResult:
-    """The result a student may see: a hidden check says it failed, not on what or what was expected."""
-    copy = SubmissionResult.from_plain(result.to_plain())
-    for exercise in copy.exercises:
-        for check in exercise.checks:
-            if check.hidden and check.outcome == "failed" and not check.error:
-                check.message, check.printed = HIDDEN_FEEDBACK, ""
-    return copy
+# -- where a student's files go ------------------------------------------------------------------
+
+
+def student_folder(out: Path, student: str) -> Path:
+    """The folder of ``student``'s files in ``out``: where they are written and where a rerun finds them.
+
+    It is named by the id, except for an id that could be taken for one of
+    the kit's own entries in ``out``: one of :data:`CLASS_FILES` (in any case,
+    for file systems that ignore case), a hidden name (``.x``, as the kit's
+    temporary files are), an empty one, or one that starts with ``_`` itself;
+    those get ``_`` in front (``grades.csv`` -> ``_grades.csv``, ``_x`` ->
+    ``__x``), so no two ids share a folder and no id takes a kit file's name.
+    An id that cannot be a file name at all (too long, a ``/``, text the file
+    system cannot encode) gets ``_~``, a readable part and a digest of the id.
+    """
+    name = student
+    if not name or name.startswith((".", _MARK)) or name.casefold() in {f.casefold() for f in CLASS_FILES}:
+        name = _MARK + name
+    if "/" in name or "\0" in name or encodable(name) != name or len(name.encode("utf-8")) > _NAME_BYTES:
+        digest = hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+        readable = encodable(student).replace("/", "_").replace("\0", "_").encode("utf-8")[:200]
+        name = f"{_MARK}~{readable.decode('utf-8', 'ignore')}-{digest}"
+    return Path(out) / name
+
+
+def write_class(out: Path, graded: dict[str, SubmissionResult], exercises: list[str]):
+    """The class's files in ``out`` (:data:`CLASS_FILES`): the gradebook and the summary, in Markdown and HTML.
+
+    A folder in the way (a student's, from a version of the kit that named
+    every folder by its id) is moved to where :func:`student_folder` puts it.
+    """
+    out = Path(out)
+    for name in CLASS_FILES:
+        if (out / name).is_dir() and not (out / name).is_symlink():
+            os.rename(out / name, student_folder(out, name))  # refuses, rather than merges, if that exists too
+    write_atomically(out / "grades.csv", grades_csv(graded, exercises))
+    write_atomically(out / "summary.md", summary_markdown(graded))
+    write_atomically(out / "summary.html", summary_html(graded))
+
+
+# -- a student's feedback ------------------------------------------------------------------------
 
 
 def markdown(result: SubmissionResult, student: str) -> str:
-    """A student's feedback: their table per exercise and, for every failed check, what went wrong."""
-    lines = [f"# Feedback for {student}", "",
+    """A student's feedback: their table per exercise and, for every failed check, what went wrong.
+
+    :func:`~grader.engine.results.redacted` here, whoever calls it; a
+    student's text is escaped where it stands in a line and fenced where it
+    is a block, so no print or message can add a heading, a link or HTML.
+    """
+    result = redacted(result)
+    lines = [f"# Feedback for {inline(student)}", "",
              f"**{_points(result.score)}/{_points(result.max_score)} points**", ""]
     for exercise in result.exercises:
-        lines += [f"## {exercise.name}.py: {exercise.title}: {_points(exercise.score)}/"
+        lines += [f"## {inline(exercise.name)}.py: {inline(exercise.title)}: {_points(exercise.score)}/"
                   f"{_points(exercise.max_score)} points, {exercise.status}", "",
                   "| check | points | result |", "| --- | --- | --- |"]
         problems = []
         for (name, hidden), cases in exercise.grouped().items():
             earned, possible = sum(c.points for c in cases), sum(c.max_points for c in cases)
-            passed = sum(c.passed for c in cases)
-            verdict = "passed" if passed == len(cases) else f"{passed} of {len(cases)} cases passed"
-            title = _cell(cases[0].title or name) + (" *(hidden)*" if hidden else "")
-            lines.append(f"| {title} | {_points(earned)}/{_points(possible)} | {verdict} |")
+            title = inline(cases[0].title or name) + (" *(hidden)*" if hidden else "")
+            lines.append(f"| {title} | {_points(earned)}/{_points(possible)} | {verdict(cases)[0]} |")
             failed = [c for c in cases if c.outcome == "failed"]
             if failed:
-                problems.append(f"- **{_cell(cases[0].title or name)}**: {failed[0].message}")
+                problems.append(f"- **{inline(cases[0].title or name)}**: {inline(failed[0].message)}")
                 if failed[0].printed:
-                    problems.append("  Your code printed:\n\n  ```\n" + _indent(failed[0].printed) + "\n  ```")
+                    problems.append("  Your code printed:\n\n" + fenced(failed[0].printed, "  "))
         lines += ["", *problems, ""] if problems else [""]
     return "\n".join(lines)
 
 
 def feedback_html(result: SubmissionResult, student: str) -> str:
+    """The feedback as a page: the notebook's table, :func:`~grader.engine.results.redacted`, every text escaped."""
     from grader.engine.results import html as table
 
-    return _page(f"Feedback for {student}", table(result))
+    return _page(f"Feedback for {encodable(student)}", table(redacted(result)))
 
 
 def write_student(folder: Path, student: str, result: SubmissionResult):
-    """The student's four files; softlookup.json last, because it marks the student as graded."""
+    """The student's four files in ``folder`` (:func:`student_folder`); softlookup.json last, because it marks
+    the student as graded. results.json, feedback.md and feedback.html are redacted; softlookup.json is the
+    instructor's record (:func:`record`)."""
     folder.mkdir(parents=True, exist_ok=True)
-    shown = redacted(result)
-    write_atomically(folder / "results.json", json.dumps(gradescope(result), indent=2) + "\n")
+    shown = redacted(result)  # once for the three (each would redact it again, to the same)
+    write_atomically(folder / "results.json", json.dumps(gradescope(shown), indent=2) + "\n")
     write_atomically(folder / "feedback.md", markdown(shown, student))
     write_atomically(folder / "feedback.html", feedback_html(shown, student))
-    write_atomically(folder / RESULT_FILE, json.dumps({"student": student, **result.to_plain()}) + "\n")
+    write_atomically(folder / RESULT_FILE, json.dumps({"student": student, **record(result).to_plain()}) + "\n")
+
+
+def record(result: SubmissionResult) -> SubmissionResult:
+    """What softlookup.json keeps: the whole result, hidden messages included, its texts encodable, less
+    what learner code printed during a check it passed, which no report shows (and which, kept, would grow
+    the record with every call of a student who prints)."""
+    kept = cleaned(result)
+    for exercise in kept.exercises:
+        for check in exercise.checks:
+            if check.passed:
+                check.printed = ""
+    return kept
 
 
 def read_student(folder: Path) -> tuple[str, SubmissionResult] | None:
-    """A graded student's id and result, or None if the folder holds no complete result."""
+    """A graded student's id and result, or None if ``folder`` (:func:`student_folder`) holds no complete result."""
     try:
         plain = json.loads((folder / RESULT_FILE).read_text())
         return plain.pop("student"), SubmissionResult.from_plain(plain)
@@ -94,14 +160,20 @@ def read_student(folder: Path) -> tuple[str, SubmissionResult] | None:
 
 
 def grades_csv(graded: dict[str, SubmissionResult], exercises: list[str]) -> str:
-    """``student,score,max_score,status`` and one column per exercise, a row per student."""
+    """``student,score,max_score,status`` and one column per exercise, a row per student.
+
+    The id is the student's text and goes through :func:`csv_text`; every other cell is the kit's (a number,
+    a status, an exercise's name) and stays as it is, so the numbers stay numbers. Lines end in CRLF, as
+    RFC 4180 has it: the csv module quotes a cell only for the line ending it writes, and a lone CR in an
+    unquoted cell would start a new row in a spreadsheet.
+    """
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180's: a cell holding either is then quoted
     writer.writerow(["student", "score", "max_score", "status", *exercises])
     for student in sorted(graded):
         result = graded[student]
         scores = {exercise.name: exercise.score for exercise in result.exercises}
-        writer.writerow([student, _points(result.score), _points(result.max_score), result.status,
+        writer.writerow([csv_text(student), _points(result.score), _points(result.max_score), result.status,
                          *[_points(scores.get(name, 0.0)) for name in exercises]])
     return out.getvalue()
 
@@ -118,7 +190,19 @@ class CheckFailures:
     mistakes: list[tuple[str, int]]  # (message with its numbers blanked out, how many students got it)
 
 
-_NUMBERS = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?%?|\[[^\]]*\]")
+# A number that stands alone: not the 2 of gpt2_values.py or of d2, nor the k of sqrt(d_k).
+_NUMBERS = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?%?(?!\w)")
+# An array or list of them once blanked (``[… …]``, ``[[…, …], […, …]]``), not an index (``x[…]``).
+_BLANKED_LIST = re.compile(r"(?<![\w\])])\[[\s,.…]*\]")
+
+
+@functools.lru_cache(maxsize=4096)  # a class repeats its messages
+def blanked(message: str) -> str:
+    """``message`` with its numbers blanked out (…), so that students told the same thing count together."""
+    message = _NUMBERS.sub("…", message)
+    while (shorter := _BLANKED_LIST.sub("…", message)) != message:
+        message = shorter
+    return message
 
 
 def check_failures(graded: dict[str, SubmissionResult]) -> list[CheckFailures]:
@@ -133,7 +217,7 @@ def check_failures(graded: dict[str, SubmissionResult]) -> list[CheckFailures]:
                 failed = [c for c in cases if c.outcome == "failed"]
                 if failed:
                     entry["failed"] += 1
-                    entry["mistakes"][_NUMBERS.sub("…", failed[0].message)] += 1
+                    entry["mistakes"][blanked(failed[0].message)] += 1
     rows = [CheckFailures(exercise, title, hidden, e["failed"], e["graded"], e["mistakes"].most_common(3))
             for (exercise, title, hidden), e in table.items()]
     return sorted(rows, key=lambda row: -row.failed)
@@ -156,16 +240,17 @@ def summary_markdown(graded: dict[str, SubmissionResult]) -> str:
               "(numbers blanked out).", "", "| check | failed | most common message |", "| --- | --- | --- |"]
     for row in check_failures(graded):
         if row.failed:
-            told = "<br>".join(f"{count}×: {_cell(message)}" for message, count in row.mistakes)
+            told = "<br>".join(f"{count}×: {inline(message)}" for message, count in row.mistakes)
             hidden = " *(hidden)*" if row.hidden else ""
-            lines.append(f"| {row.exercise}: {_cell(row.title)}{hidden} | {row.failed}/{row.graded} | {told} |")
+            check = f"{inline(row.exercise)}: {inline(row.title)}{hidden}"
+            lines.append(f"| {check} | {row.failed}/{row.graded} | {told} |")
     return "\n".join(lines) + "\n"
 
 
 def summary_html(graded: dict[str, SubmissionResult]) -> str:
     """The summary with two charts: the score histogram and failures per check."""
     rows = [row for row in check_failures(graded) if row.failed]
-    body = [f"<h1>Class summary: {len(graded)} students</h1>"]
+    body = []
     if graded:
         body.append(f'<img alt="score histogram" src="data:image/png;base64,{_histogram_png(graded)}">')
     if rows:
@@ -178,7 +263,7 @@ def summary_html(graded: dict[str, SubmissionResult]) -> str:
         body.append(f"<tr><td>{html.escape(row.exercise)}: {html.escape(row.title)}{hidden}</td>"
                     f"<td>{row.failed}/{row.graded}</td><td>{told}</td></tr>")
     body.append("</tbody></table>")
-    return _page("Class summary", "\n".join(body))
+    return _page(f"Class summary: {len(graded)} students", "\n".join(body))  # its one heading
 
 
 def _histogram_png(graded: dict[str, SubmissionResult]) -> str:
@@ -204,7 +289,7 @@ def _failures_png(rows: list[CheckFailures]) -> str:
 
     shown = rows[:25]
     figure, axes = plt.subplots(figsize=(8, 0.3 * len(shown) + 1))
-    labels = [f"{row.exercise}: {row.title[:50]}" for row in shown][::-1]
+    labels = [encodable(f"{row.exercise}: {row.title[:50]}") for row in shown][::-1]
     axes.barh(labels, [row.failed for row in shown][::-1], color="#cc6677")
     axes.set_xlabel("students who failed the check")
     axes.tick_params(axis="y", labelsize=7)
@@ -236,13 +321,36 @@ def _page(title: str, body: str) -> str:
             f"<body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n")
 
 
-def _cell(text: str) -> str:
-    """Text for a Markdown table cell: no pipes or line breaks to break the row."""
-    return text.replace("|", "\\|").replace("\n", " ")
+# -- text that came from a student, made inert -----------------------------------------------------
+
+_FORMULA = ("=", "+", "-", "@", "\t", "\r", "\n")  # OWASP's CSV injection list, and a line break
+_MARKDOWN_INLINE = re.compile(r"[`*_\[\]<>&|~#!]|\\(?=[!-/:-@\[-`{-~]|$)")  # what can start markup mid-line
 
 
-def _indent(text: str) -> str:
-    return "\n".join("  " + line for line in text.splitlines())
+def csv_text(text: str) -> str:
+    """A student's text as a CSV cell no spreadsheet takes for a formula (OWASP's advice: a leading ``'``).
+
+    A cell that starts with ``= + - @``, a tab or a line break, after any spaces, is prefixed with a
+    single quote; the csv module quotes it and doubles its quotes. Read back, the cell is ``'`` and the text.
+    """
+    text = encodable(text)
+    return "'" + text if text.lstrip(" ").startswith(_FORMULA) else text
+
+
+def inline(text: str) -> str:
+    """A student's text (or a message that may quote one) for the middle of a Markdown line, heading or table
+    cell: one line, and every character that could start markup (emphasis, code, links, HTML, an entity, a
+    table's pipe) escaped with a backslash, so CommonMark shows it as the text it is."""
+    return _MARKDOWN_INLINE.sub(lambda match: "\\" + match.group(0), " ".join(encodable(text).splitlines()))
+
+
+def fenced(text: str, indent: str = "") -> str:
+    """A student's text as a Markdown code block that nothing in it can close: its fence is one backtick
+    longer than the longest run of backticks inside (CommonMark closes a fence only with one as long)."""
+    text = encodable(text)
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    body = "\n".join(indent + line for line in text.splitlines())
+    return f"{indent}{fence}\n{body}\n{indent}{fence}"
 
 
 def _points(points: float) -> str:

@@ -4,14 +4,25 @@ The pytest plugin fills it in; the terminal table, the notebook's HTML table,
 Gradescope's results.json and anything added later are functions of a
 :class:`SubmissionResult` and nothing else. The two tables share their words
 (:func:`summary`, :func:`verdict`, :class:`Problem`) and differ only in markup.
+
+Two rules hold for every format. What a student sees goes through
+:func:`redacted` (one function, so results.json, feedback.md and
+feedback.html cannot disagree): a hidden check says that it failed and why in
+general terms, never its message, its case (which names shapes) or what was
+printed during it. And every text is made :func:`encodable` before it is
+written (a lone surrogate from a student's exception message cannot stop a
+file or a terminal): :func:`write_atomically` writes UTF-8 with anything
+unencodable shown as a backslash escape, and the renderers clean the model
+first.
 """
 
 from __future__ import annotations
 
+import copy as _copy
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 
@@ -96,7 +107,13 @@ class SubmissionResult:
         return max(seen | {"ok"}, key=STATUSES.index)
 
     def to_plain(self) -> dict:
-        return asdict(self)
+        """``dataclasses.asdict(self)``, built directly (asdict deep-copies every value: 17 ms for a class's checks)."""
+        names = [f.name for f in fields(CheckResult)]
+        return {"submission": self.submission,
+                "exercises": [{"name": exercise.name, "title": exercise.title,
+                               "checks": [{name: getattr(check, name) for name in names} for check in exercise.checks]}
+                              for exercise in self.exercises],
+                "seconds": self.seconds, "unprotected": list(self.unprotected)}
 
     @classmethod
     def from_plain(cls, plain: dict) -> "SubmissionResult":
@@ -114,17 +131,92 @@ class SubmissionResult:
         exercise.checks.append(check)
 
 
+# What a failed hidden check tells the student, by why it failed (CheckResult.error): words of the kit only.
+HIDDEN_FEEDBACK = ("differs from the reference on inputs that stay hidden: test your function on inputs "
+                   "of your own (other shapes, other values) against what its docstring promises")
+HIDDEN_ERRORS = {
+    "": HIDDEN_FEEDBACK,
+    "timeout": "your code ran past its time limit on inputs that stay hidden: is there a loop that never ends?",
+    "memory": "your code tried to use more memory than allowed on inputs that stay hidden",
+    "exception": "your code raised an error on inputs that stay hidden: test your function on inputs of your own "
+                 "(other shapes, other values) against what its docstring promises",
+    "not_implemented": "not graded: the function is not implemented yet (it still raises NotImplementedError)",
+    "missing": "not graded: the module is missing (the public checks say what to do)",
+    "invalid": "not graded: the module could not be read (the public checks say why)",
+    "syntax": "not graded: the module could not be read (the public checks say why)",
+    "kit": "the grader could not judge this check; please report it",
+}
+HIDDEN_OTHERWISE = ("your code crashed, ended the program or did something the checks refuse on inputs that "
+                    "stay hidden (the public checks may say more)")
+
+
+def encodable(text) -> str:
+    """``text`` as any file or terminal can take it: a character UTF-8 cannot encode (a lone surrogate) as \\udXXX."""
+    text = text if type(text) is str else str(text)
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def cleaned(result: SubmissionResult) -> SubmissionResult:
+    """A copy of ``result`` whose every text is :func:`encodable`: field by field, whichever fields (asdict is slow)."""
+    def copied(thing, **parts):
+        copy = _copy.copy(thing)
+        for name, value in vars(copy).items():
+            if isinstance(value, str):
+                setattr(copy, name, encodable(value))
+        for name, value in parts.items():
+            setattr(copy, name, value)
+        return copy
+
+    return copied(result, unprotected=[encodable(line) for line in result.unprotected],
+                  exercises=[copied(exercise, checks=[copied(check) for check in exercise.checks])
+                             for exercise in result.exercises])
+
+
+def redacted(result: SubmissionResult) -> SubmissionResult:
+    """The result a student may see, for every student-facing format: a copy, its texts encodable.
+
+    A hidden check keeps its title, verdict and points; it loses its case ids
+    (which name shapes and seeds) and what was printed during it, and a failed
+    one's message becomes a sentence of the kit's that says only why in general
+    (:data:`HIDDEN_ERRORS`): the message of a hidden check quotes its inputs,
+    shapes and expected values, and an exception message or a print made by
+    student code can quote them too. A skipped check's message is the kit's own
+    and stays. Applying it twice changes nothing.
+    """
+    copy = cleaned(result)
+    for exercise in copy.exercises:
+        for check in exercise.checks:
+            if check.hidden:
+                check.case, check.printed = "", ""
+                if check.outcome == "failed":
+                    check.message = HIDDEN_ERRORS.get(check.error, HIDDEN_OTHERWISE)
+                elif check.outcome == "passed":
+                    check.message = ""
+    return copy
+
+
 def gradescope(result: SubmissionResult) -> dict:
-    """Gradescope's results.json: one test per check, its cases added up.
+    """Gradescope's results.json: one test per check, its cases added up, :func:`redacted`.
 
     Hidden checks are shown once grades are published ("after_published").
+    Whoever runs ``softlookup check --json`` with the reference solutions
+    sees the hidden checks' messages in the terminal table; the file, which
+    is Gradescope's and so the student's, is redacted wherever it is made.
     """
+    result = redacted(result)
     tests = []
     for exercise in result.exercises:
         for (name, hidden), cases in exercise.grouped().items():
             failures = [c for c in cases if c.outcome == "failed"]
             skips = [c for c in cases if c.outcome == "skipped"]
             lines = [f"[{c.case}] {c.message}" if c.case else c.message for c in failures + skips]
+            lines = list(dict.fromkeys(lines))  # a redacted hidden check says it once, not once per case
             lines += [failures[0].printed] if failures and failures[0].printed else []
             tests.append({
                 "name": f"{exercise.name}: {cases[0].title or name}",
@@ -146,13 +238,17 @@ def write_gradescope(result: SubmissionResult, path: Path):
 
 
 def write_atomically(path: Path, text: str):
-    """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of one."""
+    """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of one.
+
+    The file is UTF-8 whatever the locale; a character UTF-8 cannot encode (a
+    lone surrogate) is written as a backslash escape instead of stopping it.
+    """
     path = Path(path)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     umask = os.umask(0)
     os.umask(umask)
     try:
-        with os.fdopen(handle, "w") as stream:
+        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as stream:
             stream.write(text)
         os.chmod(temporary, 0o666 & ~umask)  # as if written in place (mkstemp makes it private)
         os.replace(temporary, path)
@@ -171,6 +267,7 @@ def render(result: SubmissionResult, console) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    result = cleaned(result)  # a terminal cannot take a lone surrogate either
     if result.unprotected:
         console.print(f"[yellow]Learner code ran without: {escape('; '.join(result.unprotected))}.[/]")
     for exercise in result.exercises:
@@ -263,12 +360,13 @@ def html(result: SubmissionResult) -> str:
     from html import escape
 
     colours = {"green": "#1a7f37", "red": "#cf222e", "yellow": "#9a6700"}
+    result = cleaned(result)
     parts = []
     for exercise in result.exercises:
         heading = (f"<b>{escape(exercise.name)}</b>: {escape(exercise.title)}: "
                    f"<b>{_fmt(exercise.score)}/{_fmt(exercise.max_score)}</b> points")
         if (line := summary(exercise)) == "not started":
-            parts.append(f"<p>{heading}, not started (stuck? <code>softlookup hint {exercise.name}</code>)</p>")
+            parts.append(f"<p>{heading}, not started (stuck? <code>softlookup hint {escape(exercise.name)}</code>)</p>")
             continue
         if line:
             parts.append(f'<p>{heading}: <span style="color:{colours["red"]}">{escape(line)}</span></p>')

@@ -1,0 +1,277 @@
+"""The batch loop of ``softlookup grade``: no student reaches another's files, and no student stops the class.
+
+Issue 16, sections 1 and 2. Classes are graded on the two exercises that
+need no torch (softmax, lookup) with the real kit: nothing here aims at the
+kit's own files. :mod:`classes` builds the students.
+"""
+
+import csv
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import classes
+from classes import NUMPY
+from grader.commands import check, grade, gradebook
+from grader.engine import registry
+from grader.engine.results import ERROR_STATUS, STATUSES
+
+MAX = sum(registry.exercise(name).max_points for name in NUMPY)
+OPTIONS = [f"--exercise={name}" for name in NUMPY]
+FILES = ("results.json", "feedback.md", "feedback.html", "softlookup.json")
+# All that may differ between two gradings of one submission: how long they took.
+TIMES = [(re.compile(rb'"(execution_time|seconds)": [-+.e0-9]+'), rb'"\1": 0'),
+         (re.compile(rb"\(\d+\.\d s\)"), b"(0 s)")]
+
+
+def cli(submissions: Path, out: Path, *extra: str, wait: bool = True):
+    """``softlookup grade SUBMISSIONS --out OUT`` on the numpy exercises, as an instructor runs it."""
+    command = [sys.executable, "-m", "grader.cli", "grade", str(submissions), "--out", str(out), *OPTIONS, *extra]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    if not wait:
+        return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+
+
+def rows(out: Path) -> dict[str, dict]:
+    with open(out / "grades.csv", newline="") as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
+
+
+def result_of(out: Path, student: str) -> dict:
+    return json.loads((gradebook.student_folder(out, student) / gradebook.RESULT_FILE).read_text())
+
+
+def reasons(out: Path, student: str) -> set[str]:
+    """Why a student could not be graded: the messages of their checks that failed as invalid or crashed."""
+    return {check["message"] for exercise in result_of(out, student)["exercises"] for check in exercise["checks"]
+            if ERROR_STATUS.get(check["error"]) in ("invalid", "crashed")}
+
+
+def marks(out: Path) -> dict[Path, int]:
+    """When each student's result was last written: a rerun that grades nobody leaves every one as it was."""
+    return {path: path.stat().st_mtime_ns for path in out.glob("*/" + gradebook.RESULT_FILE)}
+
+
+# -- 1. one student's grading never reaches another's ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory):
+    """The class of :data:`classes.MIXED`, as the students ``softlookup grade`` finds in it, by id."""
+    root = tmp_path_factory.mktemp("mixed") / "submissions"
+    root.mkdir()
+    for name, build in classes.MIXED.items():
+        build(root / name)
+    everyone, _ = grade.students(root.resolve())
+    return {student.id: student for student in everyone}
+
+
+def batch(students: list, jobs: int, out: Path) -> Path:
+    """``softlookup grade``'s own batch (its coordinator, its judges) on ``students`` in the order given.
+
+    The command itself always takes a class in the order of the names; this is how a test chooses who
+    is graded after whom, by the same judge or by another.
+    """
+    # A generous limit per call: a loaded machine must not time a check out in one grading and not another.
+    args = grade.parser().parse_args(["unused", "--out", str(out), "--time-limit", "30", *OPTIONS])
+    exercises = check.chosen_exercises(args)
+    out.mkdir()
+    assert grade._run_judges(students, jobs, out.resolve(), exercises, grade.judge_arguments(args, exercises)) == ""
+    return out
+
+
+def files_of(out: Path, student: str) -> dict[str, bytes]:
+    """A student's four files as bytes, times set to 0."""
+    folder = gradebook.student_folder(out, student)
+    found = {}
+    for name in FILES:
+        data = (folder / name).read_bytes()
+        for pattern, replacement in TIMES:
+            data = pattern.sub(replacement, data)
+        found[name] = data
+    return found
+
+
+def test_each_students_files_are_the_same_whoever_was_graded_before(mixed, tmp_path):
+    alone = batch(list(mixed.values()), len(mixed), tmp_path / "alone")  # a judge each: nobody before them
+    shown = {"printer": b"Note from the instructor", "partial": b"partial's own debug output"}
+    for student, text in shown.items():  # prints there to leak: shown under the student's own failures
+        assert text in files_of(alone, student)["feedback.md"], student
+    # One judge: each student whose checks never run (stubs, missing, a-file) right after one who printed.
+    # Two judges: who follows whom is up to the judges.
+    order = ["printer", "missing", "partial", "stubs", "loud", "a-file", "honest"]
+    assert sorted(order) == sorted(mixed)
+    for label, students, jobs in [("in one judge", order, 1), ("by two judges", order[::-1], 2)]:
+        out = batch([mixed[student] for student in students], jobs, tmp_path / label)
+        for student in students:
+            assert files_of(out, student) == files_of(alone, student), f"{student}, graded {label}"
+    printed = {**shown, "loud": b"loud's own debug output"}
+    for student in mixed:
+        found = [(name, text) for name, data in files_of(alone, student).items()
+                 for owner, text in printed.items() if owner != student and text in data]
+        assert not found, (student, found)
+
+
+# -- 2. no file stops the class ----------------------------------------------------------------------
+
+
+def hostile_class(root: Path) -> Path:
+    """Every trigger of issue 16 in one class, beside honest students and tools' litter."""
+    root.mkdir()
+    for name in ("honest-1", "honest-2", ".hidden"):  # a dot-name is a student too, graded under its name
+        classes.honest(root / name)
+    for build in classes.TRIGGERS.values():
+        build(root)
+    (root / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")  # what macOS leaves: left out, and said so
+    (root / "__MACOSX").mkdir()
+    return root
+
+
+def test_no_file_stops_the_class(tmp_path):
+    """One batch: the honest students keep full marks, each trigger costs its own student alone, the
+    gradebook and summary are written, and a rerun grades nobody again."""
+    root, out = hostile_class(tmp_path / "submissions"), tmp_path / "out"
+    done = cli(root, out, "--jobs", "2")
+    assert done.returncode == 0, done.stderr
+    assert all((out / name).is_file() for name in gradebook.CLASS_FILES)
+    assert "left out 2 entries" in done.stderr and ".DS_Store" in done.stderr and "__MACOSX" in done.stderr
+    found = rows(out)
+    assert set(found) == {"honest-1", "honest-2", ".hidden", *classes.TRIGGERS}
+    for student in ("honest-1", "honest-2", ".hidden"):
+        assert (found[student]["score"], found[student]["status"]) == (f"{MAX:g}", "ok"), found[student]
+        assert [found[student][name] for name in NUMPY] == [f"{registry.exercise(n).max_points:g}" for n in NUMPY]
+    _zips_are_invalid_with_a_one_line_reason(out, found)
+    _text_costs_its_student_alone(out, found)
+    before = marks(out)
+    assert len(before) == len(found)
+    again = cli(root, out)
+    assert again.returncode == 0, again.stderr
+    assert marks(out) == before
+
+
+def _zips_are_invalid_with_a_one_line_reason(out: Path, found: dict[str, dict]):
+    expected = {"method": "NotImplementedError", "encrypted": "encrypted", "corrupt": "zlib.error",
+                "deep": "1000 folders deep"}
+    assert set(expected) == set(classes.ZIP_TRIGGERS)
+    for student, words in expected.items():
+        assert (found[student]["score"], found[student]["status"]) == ("0", "invalid"), found[student]
+        (reason,) = reasons(out, student)  # every check says the same
+        assert words in reason and "\n" not in reason and len(reason) < 400, reason
+
+
+def _text_costs_its_student_alone(out: Path, found: dict[str, dict]):
+    """A notebook or a message that once stopped the judge: the student is refused (invalid or crashed, a
+    one-line reason, 0 points) or, where the kit now handles the text, graded as the code it holds."""
+    fair = {"surrogate-notebook": MAX, "big-integer": 0, "surrogate-exception": None}  # None: 0 < score < MAX
+    for student, score in fair.items():
+        row = found[student]
+        assert row["status"] in STATUSES, row
+        if row["status"] in ("invalid", "crashed"):
+            assert row["score"] == "0" and reasons(out, student), row
+            assert all("\n" not in reason for reason in reasons(out, student)), row
+        else:
+            assert (0 < float(row["score"]) < MAX) if score is None else float(row["score"]) == score, row
+        for name in FILES:  # whatever happened, the files are whole and written as UTF-8
+            (gradebook.student_folder(out, student) / name).read_text(encoding="utf-8")
+
+
+def test_a_judge_that_dies_costs_its_student_alone(tmp_path):
+    """A judge killed in the middle of a student: that student is recorded as crashed, with why, a new
+    judge grades the rest, and a rerun does not try the student again."""
+    root = tmp_path / "submissions"
+    classes.honest(root / "a-honest")
+    classes.modules(root / "b-looping", {"softmax": "def softmax(x, axis=-1):\n    while True:\n        pass\n"})
+    classes.honest(root / "c-honest")
+    out = tmp_path / "out"
+    running = cli(root, out, "--time-limit", "1", wait=False)
+    deadline = time.monotonic() + 120
+    while not (out / "a-honest" / gradebook.RESULT_FILE).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # the judge has replied for a-honest and taken b-looping, whose first call takes 1 s
+    os.kill(_judge_of(running.pid), signal.SIGKILL)
+    _, errors = running.communicate(timeout=300)
+    assert running.returncode == 0, errors
+    found = rows(out)
+    assert (found["a-honest"]["status"], found["c-honest"]["status"]) == ("ok", "ok"), found
+    assert (found["b-looping"]["score"], found["b-looping"]["status"]) == ("0", "crashed"), found
+    assert any("SIGKILL" in reason for reason in reasons(out, "b-looping"))
+    before = marks(out)
+    again = cli(root, out)
+    assert again.returncode == 0 and marks(out) == before, again.stderr
+
+
+def _judge_of(coordinator: int) -> int:
+    """The pid of the coordinator's one judge (a child that serves students), waiting for it to start."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        children = Path(f"/proc/{coordinator}/task/{coordinator}/children").read_text().split()
+        for child in children:
+            if b"serve" in Path(f"/proc/{child}/cmdline").read_bytes():
+                return int(child)
+        time.sleep(0.05)
+    raise AssertionError("no judge started")
+
+
+# -- the intake, without grading -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("trigger", classes.ZIP_TRIGGERS)
+def test_unpacking_refuses_a_bad_zip_in_one_line(trigger, tmp_path):
+    path = classes.TRIGGERS[trigger](tmp_path)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    with pytest.raises(ValueError) as refused:
+        grade.unpacked(grade.Student(trigger, str(path), zipped=True), scratch)
+    assert "\n" not in str(refused.value) and len(str(refused.value)) <= grade.REASON_CHARS
+
+
+def test_unpacking_bounds_what_a_zip_holds(tmp_path):
+    def unpack(path: Path):
+        (tmp_path / path.stem).mkdir()
+        return grade.unpacked(grade.Student(path.stem, str(path), zipped=True), tmp_path / path.stem)
+
+    honest = unpack(classes.honest_zip(tmp_path / "honest.zip"))
+    assert (honest / "softmax.py").read_text() == classes.reference("softmax")
+    bomb = classes.zipped(tmp_path / "bomb.zip", {"softmax.py": " " * (grade.ZIP_LIMITS[1] + 1)}, zipfile.ZIP_DEFLATED)
+    assert bomb.stat().st_size < 2**20
+    with pytest.raises(ValueError, match="more than 500 files or 20 MB"):
+        unpack(bomb)
+    many = classes.zipped(tmp_path / "many.zip", {f"m{number}.py": "" for number in range(grade.ZIP_LIMITS[0] + 1)})
+    with pytest.raises(ValueError, match="more than 500 files"):
+        unpack(many)
+    with pytest.raises(ValueError, match="would land outside it"):
+        unpack(classes.zipped(tmp_path / "outside.zip", {"../../escaped.py": "x = 1\n"}))
+    with pytest.raises(ValueError, match="longer than 255 bytes"):
+        unpack(classes.zipped(tmp_path / "long.zip", {"x" * 300 + ".py": ""}))
+
+
+def test_every_entry_is_a_student_but_tools_litter(tmp_path):
+    for name in (".DS_Store", "._softmax.py", "Thumbs.db"):
+        (tmp_path / name).write_text("")
+    for name in ("__MACOSX", ".ipynb_checkpoints", ".hidden", "alice", "alice.zip"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "bob.zip").write_bytes(b"")
+    (tmp_path / ".zip").write_bytes(b"")
+    (tmp_path / "carol").write_text("a file")
+    found, ignored = grade.students(tmp_path)
+    assert sorted(ignored) == sorted([".DS_Store", "._softmax.py", "Thumbs.db", "__MACOSX", ".ipynb_checkpoints"])
+    by_id = {student.id: student for student in found}
+    assert set(by_id) == {".hidden", "alice", "alice.zip", "bob", ".zip", "carol"}
+    assert not by_id["alice.zip"].zipped and by_id["bob"].zipped and by_id[".zip"].zipped  # a folder named x.zip
+    assert "is a file" in by_id["carol"].problem and not by_id[".hidden"].problem
+
+
+@pytest.mark.parametrize("text", ["line one\nline two", "a lone \ud800 surrogate", "a bell \x07", "x" * 5000])
+def test_a_reason_is_one_printable_encodable_line(text):
+    reason = grade.one_line(text)
+    assert reason.isprintable() and len(reason) <= grade.REASON_CHARS
+    reason.encode("utf-8")
