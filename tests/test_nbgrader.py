@@ -3,11 +3,14 @@
 One course, three students: the reference (full marks), the released stubs
 (0), and one who slipped: a wrong lookup (the same partial score as
 `softlookup check` gives the same notebooks) and an attention notebook with a
-cell that never ends (interrupted at the per-cell timeout, the rest graded).
-Then feedback and the exported CSV.
+cell that never ends (its module's import times out in the engine: that
+exercise's checks, as `softlookup check` says, and nothing else). Then
+feedback (hidden verdicts redacted) and the exported CSV. Forgery is
+tests/test_nbgrader_forgery.py.
 """
 
 import csv
+import html
 import os
 import subprocess
 import sys
@@ -19,13 +22,13 @@ import pytest
 
 from conftest import run
 from grader.engine import notebooks, registry
-from grader.releases.nbgrader_course import ASSIGNMENT, cell_timeout
+from grader.commands.gradebook import HIDDEN_FEEDBACK
+from grader.releases.nbgrader_course import ASSIGNMENT
 from test_cli import ENV, softlookup
 
 NBGRADER = [sys.executable, "-m", "nbgrader"]
 # nbgrader runs `alembic` by name, so the environment's scripts folder must be on PATH, as in an activated venv.
 NBGRADER_ENV = {**ENV, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{ENV.get('PATH', '')}"}
-LOOP_TIMEOUT = 15  # seconds: the slipping student's per-cell limit, long enough for a grading cell
 # Two slips from tests/mistakes.py, made in the student's notebook: {cell: {old: new}}.
 WRONG_LOOKUP = {"soft_lookup": {"(queries[..., None] - keys) ** 2": "np.abs(queries[..., None] - keys)"},
                 "nearest_lookup": {"np.argmin(distances)": "np.argmax(distances)"}}
@@ -74,8 +77,8 @@ def course(tmp_path_factory):
     looping.cells.insert(where, nbformat.v4.new_code_cell("while True:  # a learner's experiment that never ends\n    pass"))
     submit(course, "slips", {"softmax.ipynb": read(source, "softmax"), "attention.ipynb": looping,
                              "lookup.ipynb": edited(read(source, "lookup"), WRONG_LOOKUP)})
-    nbgrader(course, "autograde", ASSIGNMENT, "--student", "re*")  # reference and released, with the course's timeout
-    nbgrader(course, "autograde", ASSIGNMENT, "--student", "slips", f"--Execute.timeout={LOOP_TIMEOUT}")
+    nbgrader(course, "autograde", ASSIGNMENT, "--student", "re*")  # reference and released
+    nbgrader(course, "autograde", ASSIGNMENT, "--student", "slips")
     nbgrader(course, "generate_feedback", ASSIGNMENT)
     nbgrader(course, "export")
     print("nbgrader seconds:", {step: round(seconds, 1) for step, seconds in SECONDS.items()})
@@ -95,11 +98,17 @@ def notebook_scores(course, student):
         return {notebook.name: notebook.score for notebook in submission.notebooks}
 
 
-def test_config_sets_a_per_cell_timeout_that_fits_the_engine(course):
-    config = (course / "nbgrader_config.py").read_text()
-    assert f"c.Execute.timeout = {cell_timeout()}" in config
-    slowest = max(registry.EXERCISES, key=lambda e: e.time_limit * len(e.functions))
-    assert cell_timeout() > slowest.time_limit * len(slowest.functions)
+def test_config_grades_with_the_kit_step_in_place_of_execute(course):
+    from nbgrader.converters import Autograde
+    from traitlets.config import Config
+
+    from grader.releases.nbgrader_step import GradeInConfinement
+
+    config = Config()
+    exec((course / "nbgrader_config.py").read_text(), {"get_config": lambda: config})
+    default = Autograde.autograde_preprocessors.default()
+    assert config.Autograde.autograde_preprocessors == [GradeInConfinement, *default[1:]]  # nbgrader's steps, in order
+    assert default[0].__name__ == "Execute"
 
 
 def test_release_keeps_neither_solutions_nor_hidden_checks(course):
@@ -137,12 +146,16 @@ def test_wrong_lookup_scores_as_softlookup_check_does(course):
     assert scores["softmax"] == pytest.approx(expected["softmax"])
 
 
-def test_a_looping_cell_times_out_and_the_rest_is_graded(course):
+def test_a_looping_cell_costs_its_exercise_as_softlookup_check_says(course):
+    with notebooks.module_folder(course / "submitted" / "slips" / ASSIGNMENT) as modules:
+        expected = run(modules, ["attention"]).exercises[0]
+    assert expected.score == 0 and {c.error for c in expected.checks} == {"timeout"}  # its import never ends
     notebook = nbformat.read(course / "autograded" / "slips" / ASSIGNMENT / "attention.ipynb", as_version=4)
     looping = next(c for c in notebook.cells if c.source.startswith("while True"))
-    assert any(o.output_type == "error" for o in looping.outputs)
+    assert not looping.outputs  # never run in nbgrader's process, nor in any kernel
     scores = notebook_scores(course, "slips")
-    assert scores["attention"] == registry.exercise("attention").max_points  # defined before the loop
+    assert scores["attention"] == expected.score
+    assert scores["softmax"] == registry.exercise("softmax").max_points  # the other exercises are graded as usual
     assert scores["gpt2_heads"] == 0  # not submitted
     assert float(grades(course)["slips"]["score"]) == pytest.approx(sum(scores.values()))
 
@@ -152,4 +165,10 @@ def test_feedback_shows_results_but_not_hidden_checks(course):
     assert '<span class="s2">"test_lesson_table"</span>' in feedback  # a public test cell's code...
     assert '<span class="s2">"test_soft_matches_reference"</span>' not in feedback  # ...but not a hidden one's
     assert "BEGIN HIDDEN TESTS" not in feedback
-    assert "test_soft_matches_reference [0.3-0] failed" in feedback  # its verdict is shown, as Gradescope would
+    # Its verdict is shown, redacted as in `softlookup grade`'s feedback: no case ids, inputs or expected values.
+    assert f"test_soft_matches_reference failed: {HIDDEN_FEEDBACK}" in feedback
+    with notebooks.module_folder(course / "submitted" / "slips" / ASSIGNMENT) as modules:
+        result = run(modules, ["softmax", "lookup"])
+    hidden = {c.message for e in result.exercises for c in e.checks if c.hidden and c.outcome == "failed"}
+    assert hidden and not any(html.escape(message) in feedback for message in hidden)
+    assert "[0.3-0]" not in feedback and "sharpness=0.3" not in feedback

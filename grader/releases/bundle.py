@@ -42,6 +42,7 @@ KEPT_BACK = {
     "engine/registry.py": "rewritten: the hidden checks' names leave its points",
     "exercises/gpt2.py": "computes the GPT-2 exercises' answers, close to exercise 4's reference line for line",
     "checks/hidden": "the hidden checks: their inputs and names",
+    "releases/nbgrader_step.py": "the nbgrader course's autograde step: grades with the hidden checks",
     "commands/release.py": "the solution markers, and the commands that read solutions/",
     "releases/exercise_notebooks.py": "makes notebooks from the reference solutions",
     "releases/nbgrader_course.py": "makes an nbgrader course, hidden tests included, from the reference solutions",

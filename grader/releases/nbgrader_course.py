@@ -7,10 +7,15 @@ notebooks are the learner's notebooks with nbgrader's cell metadata: prose
 and the kit's cells read-only, one solution cell per function (the solution
 markers are nbgrader's own), and one autograded test cell per check that is
 worth points, carrying the registry's points. Hidden checks sit inside
-``### BEGIN HIDDEN TESTS`` blocks. The first test cell grades the whole
-exercise once through the engine; each cell then reports its own check
-(:func:`grader.exercises.kernel.graded`), so nbgrader's points equal ``softlookup
-check``'s, partial credit included.
+``### BEGIN HIDDEN TESTS`` blocks. In the learner's kernel (JupyterLab,
+``nbgrader validate``) the first test cell grades the whole exercise once
+through the engine and each cell reports its own check
+(:func:`grader.exercises.kernel.graded`). ``nbgrader autograde`` runs no cell:
+the course's configuration replaces nbgrader's ``Execute`` with
+:class:`grader.releases.nbgrader_step.GradeInConfinement`, which grades the
+submitted notebooks as ``softlookup grade`` does and writes each test cell's
+verdict. Either way nbgrader's points equal ``softlookup check``'s, partial
+credit included.
 
 All exercises form one assignment, so ``from softmax import softmax`` in
 ``lookup.ipynb`` reads the student's own ``softmax.ipynb``, as the kit's
@@ -30,33 +35,32 @@ from grader.engine.notebooks import KIT_TAG
 from grader.commands.release import MarkerError
 
 ASSIGNMENT = "softlookup"
-START_UP = 60  # seconds for a test cell to start the grader (the fork server may be importing torch)
 
 CONFIG = '''"""nbgrader settings for a course made by `softlookup release nbgrader` (run nbgrader in this folder)."""
 
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, GetGrades,
+                                    IgnorePattern, LimitOutput, SaveAutoGrades)
+
+from grader.releases.nbgrader_step import GradeInConfinement
 
 c = get_config()  # noqa: F821 (nbgrader provides it)
 c.CourseDirectory.course_id = "softlookup"
 
-# A notebook's first test cell grades the whole exercise: room for each of its functions to use up
-# its own time limit ({limits}), plus start-up. A cell that runs longer is interrupted and the
-# notebook's later cells are graded all the same.
-c.Execute.timeout = {timeout}
+# Autograde runs no cell of a student's notebook: nbgrader's Execute would run the notebook in the kernel
+# of its own test cells, where any cell can rebind what a test cell calls. GradeInConfinement grades the
+# submitted notebooks with softlookup's engine instead (student code only in confined workers, each call
+# with its own time limit) and writes every test cell's verdict as its output. The rest are nbgrader's
+# default steps, in their order, which matters: the verdicts must be in the cells before LimitOutput trims
+# outputs and SaveAutoGrades reads them into the gradebook, and AssignLatePenalties needs those scores.
+c.Autograde.autograde_preprocessors = [
+    GradeInConfinement, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+    AssignLatePenalties, CheckCellMetadata,
+]
 
-# The grader's fork server and multiprocessing's resource tracker outlive each notebook's kernel, and
-# ipykernel waits for them at shutdown; they end by themselves once the kernel is gone, so stop it soon.
-c.KernelManager.shutdown_wait_time = 1.0
-
-# Feedback goes to students: keep the hidden checks' code out of it.
+# Feedback goes to students: keep the hidden checks' code out of it (their verdicts are already redacted).
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
 '''
-
-
-def cell_timeout() -> int:
-    """Seconds for one test cell: every function of the slowest exercise timing out, plus start-up."""
-    return int(max(e.time_limit * len(e.functions) for e in registry.EXERCISES)) + START_UP
 
 
 def checks(exercise: registry.Exercise) -> list[tuple[str, bool, str]]:
@@ -105,9 +109,8 @@ def source_notebook(exercise: registry.Exercise, source: str) -> str:
 def write_course(course: Path, solutions: Path, exercises: list[registry.Exercise]) -> list[Path]:
     folder = course / "source" / ASSIGNMENT
     folder.mkdir(parents=True, exist_ok=True)
-    limits = ", ".join(f"{e.module} {e.time_limit:g} s" for e in registry.EXERCISES)
     written = [course / "nbgrader_config.py"]
-    written[0].write_text(CONFIG.format(timeout=cell_timeout(), limits=limits))
+    written[0].write_text(CONFIG)
     for exercise in exercises:
         path = folder / f"{exercise.module}.ipynb"
         path.write_text(source_notebook(exercise, (solutions / f"{exercise.module}.py").read_text()))
