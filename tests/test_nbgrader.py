@@ -22,7 +22,7 @@ import pytest
 
 from conftest import run
 from grader.engine import notebooks, registry
-from grader.commands.gradebook import HIDDEN_FEEDBACK
+from grader.engine.results import HIDDEN_FEEDBACK
 from grader.releases.nbgrader_course import ASSIGNMENT
 from test_cli import ENV, softlookup
 

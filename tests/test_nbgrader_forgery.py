@@ -36,7 +36,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_output
 
 from conftest import run
-from grader.commands.gradebook import HIDDEN_FEEDBACK
+from grader.engine.results import HIDDEN_FEEDBACK
 from grader.engine import notebooks, registry
 from grader.engine.results import CheckResult, SubmissionResult
 from grader.releases.nbgrader_course import ASSIGNMENT

@@ -21,6 +21,7 @@ from markdown_it import MarkdownIt
 from rich.console import Console
 
 from grader.commands import gradebook
+from grader.engine import results
 from grader.engine.results import CheckResult, SubmissionResult, gradescope, redacted, render, write_atomically
 
 FORMULAS = ['=HYPERLINK("http://evil.example","click")', "+1+2", "-2+3", "@SUM(A1:A2)", "\tx", "\rx", " =1+1",
@@ -182,7 +183,7 @@ def test_results_json_is_redacted_by_whoever_makes_it():
     text = json.dumps(gradescope(hostile_result()))
     assert not [secret for secret in SECRETS if secret in text]
     tests = {test["name"]: test for test in gradescope(hostile_result())["tests"]}
-    assert tests["softmax: matches the reference"]["output"] == gradebook.HIDDEN_FEEDBACK  # once, not per case
+    assert tests["softmax: matches the reference"]["output"] == results.HIDDEN_FEEDBACK  # once, not per case
     assert tests["softmax: matches the reference"]["visibility"] == "after_published"
     assert HOSTILE_MESSAGE in tests["softmax: the weights sum to 1"]["output"]  # a public check keeps its message
 

@@ -1,5 +1,6 @@
 """The sandbox on its own: limits, restarts, blame and what crosses the boundary, on a toy module."""
 
+import contextlib
 import time
 import tracemalloc
 
@@ -60,16 +61,28 @@ def escape_codes():
 '''
 
 
+@contextlib.contextmanager
+def learner_session(folder, limits=sandbox.Limits()):
+    """A session grading ``folder``: (the learner's namespace, the session), closed afterwards."""
+    session = sandbox.Session()
+    try:
+        yield sandbox.Namespace(session, str(folder), lambda module: limits), session
+    finally:
+        session.close()
+
+
+def modules_in(folder, sources: dict[str, str]):
+    folder.mkdir(exist_ok=True)
+    for name, source in sources.items():
+        (folder / f"{name}.py").write_text(source)
+    return folder
+
+
 @pytest.fixture
 def toy(tmp_path):
-    folder = tmp_path / "toy"
-    folder.mkdir()
-    (folder / "toy.py").write_text(TOY)
-    session = sandbox.Session()
-    limits = sandbox.Limits(time=1.0)
-    yield (sandbox.Namespace(session, str(folder), lambda module: limits),
-           sandbox.Namespace(session, str(folder), lambda module: limits, trusted=True), session)
-    session.close()
+    folder, limits = modules_in(tmp_path / "toy", {"toy": TOY}), sandbox.Limits(time=1.0)
+    with learner_session(folder, limits) as (learner, session):
+        yield learner, sandbox.Namespace(session, str(folder), lambda module: limits, trusted=True), session
 
 
 def test_values_come_back_as_plain_data(toy):
@@ -181,27 +194,18 @@ def test_arguments_come_back_only_when_asked(toy):
     ("open('/etc/hostname').read()", "tried to open /etc/hostname, outside its own folder"),
 ])
 def test_refusals_are_named_in_the_lessons_terms(tmp_path, code, refused):
-    (tmp_path / "probe.py").write_text(f"import os, socket, subprocess\n\ndef run():\n    {code}\n")
-    session = sandbox.Session()
-    try:
-        learner = sandbox.Namespace(session, str(tmp_path), lambda module: sandbox.Limits())
-        with pytest.raises(sandbox.SubmissionError) as error:
-            learner.probe.run()
-        assert error.value.kind == "refused" and refused in str(error.value), str(error.value)
-        assert "probe.py line 4" in str(error.value)
-    finally:
-        session.close()
+    folder = modules_in(tmp_path, {"probe": f"import os, socket, subprocess\n\ndef run():\n    {code}\n"})
+    with learner_session(folder) as (learner, _), pytest.raises(sandbox.SubmissionError) as error:
+        learner.probe.run()
+    assert error.value.kind == "refused" and refused in str(error.value), str(error.value)
+    assert "probe.py line 4" in str(error.value)
 
 
 def test_libraries_beside_the_kit_import_in_any_worker(tmp_path):
     """torch in a numpy exercise's worker: the confinement lets it read what it needs (randomness included)."""
-    (tmp_path / "probe.py").write_text("import torch\n\ndef run():\n    return torch.softmax(torch.ones(2), 0)\n")
-    session = sandbox.Session()
-    try:
-        learner = sandbox.Namespace(session, str(tmp_path), lambda module: sandbox.Limits(needs="numpy"))
+    folder = modules_in(tmp_path, {"probe": "import torch\n\ndef run():\n    return torch.softmax(torch.ones(2), 0)\n"})
+    with learner_session(folder, sandbox.Limits(needs="numpy")) as (learner, _):
         assert np.allclose(learner.probe.run(), [0.5, 0.5])
-    finally:
-        session.close()
 
 
 def test_deep_nesting_is_refused_before_decoding(toy):
@@ -259,12 +263,8 @@ def surrogate_message():
 
 @pytest.fixture
 def floods(tmp_path):
-    folder = tmp_path / "floods"
-    folder.mkdir()
-    (folder / "floods.py").write_text(FLOODS)
-    session = sandbox.Session()
-    yield sandbox.Namespace(session, str(folder), lambda module: sandbox.Limits(time=60.0)), session
-    session.close()
+    with learner_session(modules_in(tmp_path / "floods", {"floods": FLOODS}), sandbox.Limits(time=60.0)) as pair:
+        yield pair
 
 
 def test_output_over_the_cap_is_cut_by_the_judge(floods):
@@ -336,11 +336,8 @@ CHAIN = {
 
 @pytest.fixture
 def chain(tmp_path):
-    for name, source in CHAIN.items():
-        (tmp_path / f"{name}.py").write_text(source)
-    session = sandbox.Session()
-    yield sandbox.Namespace(session, str(tmp_path), lambda module: sandbox.Limits(time=1.0)), session
-    session.close()
+    with learner_session(modules_in(tmp_path, CHAIN), sandbox.Limits(time=1.0)) as pair:
+        yield pair
 
 
 def test_a_hung_function_is_not_run_through_the_modules_that_import_it(chain):

@@ -35,7 +35,7 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from grader.engine.results import HIDDEN_FEEDBACK, redacted  # noqa: F401 (defined here first; one redaction for all)
+from grader.engine.results import redacted
 from grader.engine.results import (STATUSES, SubmissionResult, cleaned, encodable, gradescope, verdict,
                                    write_atomically)
 

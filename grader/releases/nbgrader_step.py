@@ -19,7 +19,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from grader.commands.check import grade
-from grader.commands.gradebook import redacted
+from grader.engine.results import redacted
 from grader.engine import notebooks, registry
 from grader.engine.results import CheckResult, SubmissionResult, verdict
 
