@@ -31,6 +31,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
+
+import classes
 
 KIT_PARTS = ("grader", "solutions", "assignments", "tests")
 SECRET = "hunter2-do-not-leak"
@@ -97,6 +100,29 @@ def soft_lookup(query, keys, values, sharpness=1.0):
 '''
 
 
+# Forging points in the student's own process: recompute_head_pattern gets a model that cannot report its
+# attention weights (it must recompute them), and tries to make it report them anyway.
+FORGE = '''
+import torch
+{at_import}
+
+def head_pattern(model, tokenizer, text, layer, head):
+    raise NotImplementedError
+
+def layer_average(model, tokenizer, text, layer):
+    raise NotImplementedError
+
+def attention_share(tokens, pattern, from_token, to_token):
+    raise NotImplementedError
+
+def recompute_head_pattern(model, input_ids, layer, head):
+{switch_back}
+    ids = torch.tensor([list(input_ids)])
+    with torch.no_grad():
+        return model(ids, output_attentions=True).attentions[layer][0, head].numpy()
+'''
+
+
 def _indent(code: str) -> str:
     return "\n".join("    " + line for line in code.strip().splitlines())
 
@@ -104,7 +130,7 @@ def _indent(code: str) -> str:
 @dataclass(frozen=True)
 class Attack:
     name: str
-    kind: str  # the issue's class: read, plant, outlive, change, stall
+    kind: str  # the issue's class: read, forge, plant, outlive, change, stall
     code: str  # the module's source, with KIT, NEIGHBOUR, PORT and RESULTS defined above it
     module: str = "lookup"
     links: dict = field(default_factory=dict)  # file name in the submission -> path inside the kit copy
@@ -136,6 +162,11 @@ def steal(name: str, route: str, **extra) -> Attack:
 
 def on_call(name: str, kind: str, body: str, **extra) -> Attack:
     return Attack(name, kind, ON_CALL.format(body=_indent(body)), **extra)
+
+
+def forge(name: str, switch_back: str, at_import: str = "", targets: tuple[str, ...] = ()) -> Attack:
+    code = FORGE.format(at_import=at_import.strip(), switch_back=_indent(switch_back) if switch_back.strip() else "")
+    return Attack(name, "forge", code, module="gpt2_heads", targets=targets)
 
 
 ATTACKS = [
@@ -206,23 +237,20 @@ def attention_share(tokens, pattern, from_token, to_token):
 def recompute_head_pattern(model, input_ids, layer, head):
     raise NotImplementedError
 ''', module="gpt2_heads", targets=("grader/exercises/gpt2.py::def attention_patterns",)),
-    Attack("attention weights read back for a recompute", "read", '''
-import torch
-
-def head_pattern(model, tokenizer, text, layer, head):
-    raise NotImplementedError
-
-def layer_average(model, tokenizer, text, layer):
-    raise NotImplementedError
-
-def attention_share(tokens, pattern, from_token, to_token):
-    raise NotImplementedError
-
-def recompute_head_pattern(model, input_ids, layer, head):
-    ids = torch.tensor([list(input_ids)])
-    with torch.no_grad():
-        return model(ids, output_attentions=True).attentions[layer][0, head].numpy()
-''', module="gpt2_heads"),
+    forge("attention weights read back for a recompute", ""),
+    forge("attention switched back through the model's config", """
+model.config._attn_implementation = "eager"
+"""),
+    forge("attention switched back through the model's class", """
+type(model).set_attn_implementation(model, "eager")
+"""),
+    forge("the kit's model builder replaced at import", """
+""", at_import="""
+import dataclasses, sys
+_models = sys.modules[TARGETS[0].removesuffix(".py").replace("/", ".")]
+_build = _models.build
+_models.build = lambda spec: _build(dataclasses.replace(spec, attentions=True))
+""", targets=("grader/exercises/models.py::def build",)),
     # 2. Plant code where the judge imports from --------------------------------------------
     on_call("conftest.py beside the checks", "plant", '''
 evil = "import pytest\\n@pytest.hookimpl(hookwrapper=True)\\ndef pytest_runtest_makereport(item, call):\\n" \\
@@ -517,3 +545,61 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+# -- attacks on a class -------------------------------------------------------------------------
+# Students who aim at the rest of a class rather than at the kit (issue 16): graded by a real
+# ``softlookup grade`` among honest students, whose rows must come out as if they were alone.
+
+FLOOD = """
+def softmax(x, axis=-1):
+    for _ in range(10**5):  # 12 MB a call
+        print("FLOOD " * 20)
+    raise ValueError("flooded")
+"""
+LOOPING_SOFTMAX = """
+def softmax(x, axis=-1):
+    while True:
+        pass
+"""
+# Right on the lesson's table only, and prints its inputs in every call: the hidden checks fail, and
+# their inputs, expected values and these prints must reach the instructor alone.
+PROBE = """
+
+_right_soft_lookup = soft_lookup
+
+
+def soft_lookup(query, keys, values, sharpness=1.0):
+    print(f"REDACTION-PROBE query={query!r} keys={keys!r} sharpness={sharpness!r}")
+    answer, weights = _right_soft_lookup(query, keys, values, sharpness)
+    return (answer, weights) if len(keys) == 4 and sharpness == 1.0 else (answer + 1.0, weights)
+"""
+
+
+@dataclass(frozen=True)
+class ClassAttack:
+    """A student, by the name of its entry in the class folder (a zip is graded as the name less .zip)."""
+
+    kind: str  # issue 16's class: cross-student, crash, resource, injection, redaction
+    build: Callable[[Path], Path]  # writes the student into the class folder, at the path it is given
+    statuses: tuple[str, ...]  # the statuses its row may show
+    plants: tuple[str, ...] = ()  # what it tries to put into other students' files, or past the kit's headings
+
+
+def _student(sources: dict[str, str]) -> Callable[[Path], Path]:
+    return lambda path: classes.modules(path, sources)
+
+
+CLASS_ATTACKS = {
+    "printer": ClassAttack("cross-student", classes.printer, ("ok",),
+                           plants=("NOTE FROM THE INSTRUCTOR", "## Note from the instructor", "printer's debug")),
+    "loud": ClassAttack("cross-student", classes.loud, ("ok",), plants=("loud's own debug output",)),
+    "surrogate-notebook": ClassAttack("crash", classes.surrogate_notebook, ("invalid", "missing")),
+    "deep.zip": ClassAttack("crash", classes.deep_member, ("invalid",)),
+    "corrupt.zip": ClassAttack("crash", classes.corrupt_stream, ("invalid",)),
+    "looping": ClassAttack("resource", _student({"softmax": LOOPING_SOFTMAX}), ("timeout",)),
+    "flood": ClassAttack("resource", _student({"softmax": FLOOD}), ("ok",), plants=("FLOOD " * 20,)),
+    '=HYPERLINK("x","y")': ClassAttack("injection", classes.honest, ("ok",)),
+    "probe": ClassAttack("redaction", _student({"lookup": classes.reference("lookup") + PROBE}), ("ok",),
+                         plants=("REDACTION-PROBE",)),
+}

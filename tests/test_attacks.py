@@ -1,9 +1,14 @@
 """The attack corpus (tests/attacks.py): every attack earns nothing and leaves everything as it found it."""
 
+import csv
+
 import pytest
 
-from attacks import ATTACKS, BOUND, SECRET, kit_copy, run_attack
+import classes
+import test_batch
+from attacks import ATTACKS, BOUND, CLASS_ATTACKS, SECRET, kit_copy, run_attack
 from conftest import SOLUTIONS
+from grader.commands import gradebook
 from grader.engine import registry
 
 
@@ -50,3 +55,73 @@ def test_an_honest_submission_after_the_attacks_keeps_full_marks(kit, tmp_path):
     honest = Attack("honest", "none", lookup)
     outcome = run_attack(honest, kit, tmp_path)
     assert outcome.exit_code == 0 and outcome.score == registry.exercise("lookup").max_points, outcome.output[-3000:]
+
+
+# -- a class under attack: students who aim at the rest of the class (issue 16) -----------------
+
+HONEST = ("honest-a", "honest-b", "honest-z")  # graded before, between and after the attackers
+STUDENT_FILES = ("results.json", "feedback.md", "feedback.html")  # what a student is shown
+MAX_FILE_BYTES = 2**20  # a student's file, however much their code printed
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory):
+    """A class of honest students and every attacker of :data:`CLASS_ATTACKS`, graded by ``softlookup grade``."""
+    root = tmp_path_factory.mktemp("class") / "submissions"
+    root.mkdir()
+    for name in HONEST:
+        classes.honest(root / name)
+    for name, attack in CLASS_ATTACKS.items():
+        attack.build(root / name)
+    out = root.parent / "out"
+    graded = test_batch.cli(root, out, "--jobs", "2")
+    assert graded.returncode == 0, graded.stderr[-3000:]
+    return out
+
+
+def _text(out, student: str, names=STUDENT_FILES + (gradebook.RESULT_FILE,)) -> dict[str, str]:
+    folder = gradebook.student_folder(out, student)
+    return {name: (folder / name).read_text(encoding="utf-8") for name in names}
+
+
+def test_honest_students_keep_full_marks_beside_every_attacker(attacked):
+    rows = test_batch.rows(attacked)
+    for name in HONEST:
+        assert float(rows[name]["score"]) == test_batch.MAX and rows[name]["status"] == "ok", rows[name]
+
+
+@pytest.mark.parametrize("name", CLASS_ATTACKS, ids=[f"{a.kind}: {n}" for n, a in CLASS_ATTACKS.items()])
+def test_a_class_attack_stays_in_its_own_row(attacked, name):
+    attack, name = CLASS_ATTACKS[name], name.removesuffix(".zip")
+    row = next(row for student, row in test_batch.rows(attacked).items() if student.lstrip("'") == name)
+    assert row["status"] in attack.statuses, row
+    others = [student for student in [*HONEST, *CLASS_ATTACKS] if student.removesuffix(".zip") != name]
+    for other in others:  # nothing it printed or planted reaches anyone else's files
+        for file, text in _text(attacked, other.removesuffix(".zip")).items():
+            assert not [plant for plant in attack.plants if plant in text], (other, file)
+    for file, text in _text(attacked, name, STUDENT_FILES).items():
+        assert len(text.encode()) < MAX_FILE_BYTES, file
+
+
+def test_a_spreadsheet_takes_no_student_id_for_a_formula(attacked):
+    with open(attacked / "grades.csv", newline="") as handle:
+        cells = [cell for row in csv.reader(handle) for cell in row]
+    assert "'=HYPERLINK(\"x\",\"y\")" in cells
+    assert not [cell for cell in cells if cell.lstrip(" ").startswith(("=", "+", "@"))]
+
+
+def test_a_looping_softmax_keeps_the_points_that_do_not_need_softmax(attacked):
+    checks = {check["check"]: check for exercise in test_batch.result_of(attacked, "looping")["exercises"]
+              for check in exercise["checks"]}
+    assert checks["test_exact_lookup_finds_key"]["outcome"] == checks["test_nearest_lookup"]["outcome"] == "passed"
+
+
+def test_what_a_hidden_check_saw_reaches_the_instructor_alone(attacked):
+    record = test_batch.result_of(attacked, "probe")
+    hidden = [check for exercise in record["exercises"] for check in exercise["checks"]
+              if check["hidden"] and check["outcome"] == "failed"]
+    assert hidden and any("REDACTION-PROBE" in check["printed"] for check in hidden)
+    secrets = {check["message"] for check in hidden} | {
+        line for check in hidden for line in check["printed"].splitlines() if "REDACTION-PROBE" in line}
+    for file, text in _text(attacked, "probe", STUDENT_FILES).items():
+        assert not [secret for secret in secrets if secret in text], file

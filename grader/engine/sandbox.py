@@ -209,10 +209,18 @@ class _Slot:
     readable: list[str] = field(default_factory=list)
     worker: _Worker | None = None
     scratch: Path | None = None
-    models: set = field(default_factory=set)  # every GPT-2 from disk this slot's calls have needed
     next_id: int = 0
     import_error: SubmissionError | None = None
     hung: dict = field(default_factory=dict)  # function -> the timeout error it gave (trusted slots)
+
+    def models_needed(self) -> set:
+        """Every GPT-2 (tiny or from disk) that calls into this module have needed, in this session.
+
+        A new worker builds all of them before it imports learner code; the
+        session keeps the set across a class's students, so only the first
+        student's workers restart when a check asks for a model not seen yet.
+        """
+        return self.session.models_needed.setdefault(self.module, set())
 
     def known_hangs(self) -> dict:
         """(module, function) -> timeout error, for every function of this slot's folder that ran past its limit.
@@ -229,11 +237,11 @@ class _Slot:
         settings = {
             "directory": self.directory, "scratch": str(self.scratch), "memory_limit": self.limits.memory,
             "confined": not self.trusted, "readable": self.readable, "forbidden": self.session.forbidden,
-            "models": [codec.to_plain(spec)["model_spec"] for spec in sorted(self.models, key=repr)],
+            "models": [codec.to_plain(spec)["model_spec"] for spec in sorted(self.models_needed(), key=repr)],
             "output_limit": self.session.output_limit,
             "hung": [] if self.trusted else [[module, function] for module, function in self.known_hangs()],
         }
-        fork_server = server("transformers" if self.models else self.limits.needs)
+        fork_server = server("transformers" if self.models_needed() else self.limits.needs)
         try:
             self.worker = _Worker(fork_server, settings)
             ready = codec.receive(self.worker.conn, time.monotonic() + STARTUP_TIMEOUT, MAX_MESSAGE)
@@ -341,9 +349,9 @@ class _Slot:
             raise self.import_error
         if not self.trusted:
             self.session.check_budget(f"{self.module}.{function}()")
-        from_disk = {spec for spec in codec.model_specs(list(args)) if spec.kind == "real"}
-        if not from_disk <= self.models:  # loading takes seconds: do it before learner code, in a new worker
-            self.models |= from_disk
+        needed, built = codec.model_specs(list(args)), self.models_needed()
+        if not needed <= built:  # models are built before learner code runs, which could replace the builder
+            built |= needed
             self.stop()
         if self.worker is None:  # a fresh worker imports first, so import problems say so
             try:
@@ -520,6 +528,7 @@ class Session:
         self.budget: float | None = TIME_BUDGET  # seconds for all of one submission's calls; None: no budget
         self.spent = 0.0  # seconds the current submission's calls have taken so far
         self.hung: dict[str, dict[tuple[str, str], SubmissionError]] = {}  # folder -> (module, function) -> error
+        self.models_needed: dict[str, set] = {}  # module -> the model specs its workers build: see _Slot.models_needed
 
     def begin_submission(self, budget: float | None = TIME_BUDGET):
         """A new submission is graded next: its calls get a whole budget, and no function is known to hang."""

@@ -62,7 +62,7 @@ class Settings:
     confined: bool = True  # a learner's worker; trusted ones (reference, kit) are only limited
     readable: list[str] = field(default_factory=list)  # folders a confined worker may read besides Python's
     forbidden: list[str] = field(default_factory=list)  # folders carved out of those (the kit itself)
-    models: list[dict] = field(default_factory=list)  # GPT-2s from disk, loaded before any learner code runs
+    models: list[dict] = field(default_factory=list)  # every GPT-2 (tiny or from disk) the calls need, built before learner code runs
     output_limit: int = 4000  # characters of printed output kept per call
     hung: list[list[str]] = field(default_factory=list)  # [module, function] that ran past their time limit
     cpu_backstop: int = 900  # seconds of CPU for the whole worker, in case the judge dies
@@ -316,12 +316,13 @@ class Worker:
     def prepared(self, value):
         """An argument as the learner's function receives it: a ModelSpec becomes its model.
 
-        Tiny models are built on first use, in milliseconds, inside the call's
-        time limit; GPT-2 small was loaded from disk before learner code ran.
+        Every model was built before learner code ran (the judge lists them in
+        :attr:`Settings.models`): built later, it would be built by whatever the
+        learner's module had made of the builder and its libraries.
         """
         if isinstance(value, codec.ModelSpec):
             if value not in self.models:
-                self.models[value] = _build(value)
+                raise LookupError("the judge sent a model that this worker did not build before the learner's code")
             return self.models[value]
         if isinstance(value, (tuple, list)):
             return type(value)(self.prepared(v) for v in value)
