@@ -4,7 +4,7 @@ The kit itself lives in the ``grader`` package; this module only gathers the
 few names a notebook uses, so a cell stays one short line.
 """
 
-from grader.exercises import widgets
-from grader.exercises.kernel import check_here, graded, import_notebooks
+from grader.lesson import widgets
+from grader.lesson.kernel import check_here, graded, import_notebooks
 
 __all__ = ["check_here", "graded", "import_notebooks", "widgets"]

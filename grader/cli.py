@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import importlib.util
 import sys
+
+from grader.usage import run
 
 COMMANDS = {
     "check": ("grader.commands.check", "grade a folder of exercise modules"),
@@ -15,13 +16,6 @@ COMMANDS = {
     "gpt2-report": ("grader.commands.report", "measure the lesson's GPT-2 numbers and draw the head"),
     "fetch-gpt2": ("grader.commands.fetch", "download GPT-2 small (on a machine with internet)"),
 }
-
-class Parser(argparse.ArgumentParser):
-    """argparse, but a usage mistake is one line that says what to do."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
 
 def available() -> dict[str, tuple[str, str]]:
     """The commands whose modules are installed: a student bundle leaves the instructor's out."""
@@ -45,7 +39,7 @@ def main(argv=None) -> int:
     if name not in commands:
         print(f"softlookup: unknown command {name!r}; choose one of: {', '.join(commands)}", file=sys.stderr)
         return 2
-    return importlib.import_module(commands[name][0]).main(rest)
+    return run(importlib.import_module(commands[name][0]).main, rest, f"softlookup {name}")
 
 
 if __name__ == "__main__":

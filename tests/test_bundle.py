@@ -20,7 +20,7 @@ import yaml
 
 from conftest import SOLUTIONS, fresh_venv
 from grader.engine import registry
-from grader.exercises import lesson
+from grader.lesson import lesson
 from grader.releases import bundle, leak_scan
 from grader.checks.public import test_gpt2_heads as public_gpt2_heads
 

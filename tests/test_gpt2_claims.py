@@ -14,7 +14,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from conftest import SOLUTIONS
 from grader.engine import registry
-from grader.exercises import gpt2, models
+from grader.lesson import gpt2, models
 from grader.commands.check import grade
 from test_cli import softlookup
 

@@ -1,4 +1,4 @@
-"""grader.exercises.gpt2 and the reference solutions of the GPT-2 exercise.
+"""grader.lesson.gpt2 and the reference solutions of the GPT-2 exercise.
 
 Everything runs on the tiny seeded GPT-2, offline. Tests marked
 ``gpt2_weights`` need GPT-2 small on disk and are skipped without it.
@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from conftest import load_solution
-from grader.exercises import gpt2, lesson, models
+from grader.lesson import gpt2, lesson, models
 from grader.engine.codec import ModelSpec
 from grader.engine.registry import KIT_ROOT
 
@@ -304,7 +304,7 @@ def test_fetch_fails_in_one_line_offline(tmp_path):
 
 FORK_AFTER_IMPORT = """
 import os, sys
-from grader.exercises import gpt2, models  # import torch and transformers, run no torch operation
+from grader.lesson import gpt2, models  # import torch and transformers, run no torch operation
 pid = os.fork()
 if pid == 0:
     tokens, attentions = gpt2.attention_patterns(models.tiny_model(), models.tiny_tokenizer(), models.SENTENCES[0])
@@ -314,7 +314,7 @@ sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 
 
 def test_a_process_forked_after_import_builds_models():
-    """Grading workers are forked from a server that has imported grader.exercises.models."""
+    """Grading workers are forked from a server that has imported grader.lesson.models."""
     done = subprocess.run([sys.executable, "-c", FORK_AFTER_IMPORT], cwd=KIT_ROOT, timeout=120,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -6,8 +6,8 @@ import re
 import pytest
 
 from conftest import ASSIGNMENTS, SOLUTIONS, make_submission, run
-from grader.commands import release
-from grader.engine import registry, stubs
+from grader.releases import assignments, stubs
+from grader.engine import inspection, registry
 
 
 def defined_functions(path):
@@ -33,15 +33,12 @@ def pasteable_solution_code(module) -> set[str]:
     Lines shorter than 10 characters that way (`return None`, `return value`)
     say nothing a hint could give away.
     """
-    pasteable, inside = set(), False
-    for line in (SOLUTIONS / f"{module}.py").read_text().splitlines():
+    pasteable = set()
+    for line in stubs.solution_lines((SOLUTIONS / f"{module}.py").read_text()):
         code = line.split("  # ")[0].strip()
-        if code.startswith("### BEGIN SOLUTION") or code.startswith("### END SOLUTION"):
-            inside = code.startswith("### BEGIN")
-        elif inside:
-            core = flatten(re.sub(r"^(return\s+|[\w\s,\[\].]+?=(?!=))", "", code))
-            if len(core) >= 10:
-                pasteable.add(core)
+        core = flatten(re.sub(r"^(return\s+|[\w\s,\[\].]+?=(?!=))", "", code))
+        if len(core) >= 10:
+            pasteable.add(core)
     return pasteable
 
 
@@ -60,14 +57,14 @@ def flatten(text: str) -> str:
 
 
 def test_assignments_are_up_to_date():
-    plan = release.planned(SOLUTIONS, ASSIGNMENTS)
+    plan = assignments.planned(SOLUTIONS, ASSIGNMENTS)
     stale = [path.name for path, text in plan.items() if not path.exists() or path.read_text() != text]
     assert not stale, f"run `softlookup release`: {stale}"
 
 
 def test_stub_replaces_only_solution_regions():
     source = 'def f(x):\n    """Doc."""\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n\nY = 1\n'
-    stub = release.make_stub(source)
+    stub = stubs.make_stub(source)
     assert '"""Doc."""' in stub and "Y = 1" in stub and "return x" not in stub
     assert '    raise NotImplementedError("f(): replace this line with your code")' in stub
     compile(stub, "stub", "exec")
@@ -79,8 +76,8 @@ def test_stub_replaces_only_solution_regions():
     "def f():\n    ### BEGIN SOLUTION\n    ### BEGIN SOLUTION\n",
 ])
 def test_unbalanced_markers_are_refused(source):
-    with pytest.raises(release.MarkerError):
-        release.make_stub(source)
+    with pytest.raises(stubs.MarkerError):
+        stubs.make_stub(source)
 
 
 def test_solutions_earn_full_marks():
@@ -287,10 +284,10 @@ def test_other_right_answers_earn_full_marks(tmp_path, variant):
 def test_untouched_stubs_are_recognised_without_running_them(tmp_path, source, expected):
     path = tmp_path / "module.py"
     path.write_text(source)
-    assert stubs.untouched(path, ("f",)) is expected
+    assert inspection.untouched(path, ("f",)) is expected
 
 
 def test_every_released_stub_is_recognised_as_untouched():
     for exercise in registry.EXERCISES:
-        assert stubs.untouched(ASSIGNMENTS / f"{exercise.module}.py", exercise.functions)
-        assert not stubs.untouched(SOLUTIONS / f"{exercise.module}.py", exercise.functions)
+        assert inspection.untouched(ASSIGNMENTS / f"{exercise.module}.py", exercise.functions)
+        assert not inspection.untouched(SOLUTIONS / f"{exercise.module}.py", exercise.functions)

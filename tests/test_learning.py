@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from conftest import SOLUTIONS, load_solution
-from grader.exercises import lesson
+from grader.lesson import lesson
 
 KEYS, VALUES = list(lesson.BEDROOMS), list(lesson.PRICES)
 NINE_QUERIES = np.arange(1.0, 5.01, 0.5)

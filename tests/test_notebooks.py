@@ -15,7 +15,7 @@ from nbclient import NotebookClient
 
 from conftest import ASSIGNMENTS, SOLUTIONS, exercise_score, run, solved_folder
 from grader.engine import notebooks, registry
-from grader.exercises import kernel, widgets
+from grader.lesson import kernel, widgets
 from grader.releases import exercise_notebooks
 from test_cli import softlookup
 

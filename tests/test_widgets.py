@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conftest import ASSIGNMENTS, SOLUTIONS
-from grader.exercises import explore, lesson, widgets
+from grader.lesson import explore, lesson, widgets
 
 
 def load(folder, module):
@@ -63,7 +63,7 @@ def test_two_number_query_shows_78_percent_on_cat():
 
 
 def test_gpt2_head_marks_the_row_of_it():
-    from grader.exercises import models
+    from grader.lesson import models
 
     module = load(SOLUTIONS, "gpt2_heads")
     shown = explore.head(module.head_pattern, models.tiny_model(), models.tiny_tokenizer(), lesson.SENTENCE, 4, 3)

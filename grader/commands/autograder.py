@@ -29,6 +29,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from grader import usage
+from grader.usage import UsageError
 from grader.engine import notebooks, registry
 from grader.engine.results import SubmissionResult, gradescope, render, write_atomically
 
@@ -104,10 +106,9 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     commands = {"run": run, "selftest": selftest}
     if len(argv) not in (1, 2) or argv[0] not in commands:
-        print("usage: python -m grader.commands.autograder {run,selftest} [ROOT]   (ROOT: default /autograder)", file=sys.stderr)
-        return 2
+        raise UsageError("usage: python -m grader.commands.autograder {run,selftest} [ROOT]   (ROOT: default /autograder)")
     return commands[argv[0]](Path(argv[1]) if len(argv) == 2 else ROOT)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(usage.run(main, sys.argv[1:], "python -m grader.commands.autograder"))

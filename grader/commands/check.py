@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader.engine import edition, notebooks, plugin, registry, sandbox, stubs
-from grader.cli import Parser
+from grader.engine import edition, inspection, notebooks, plugin, registry, sandbox
+from grader.usage import Parser, UsageError
 from grader.engine.results import SubmissionResult, render, write_gradescope
 
 # pytest's own plugins that the judge has no use for (several cost time on every check).
@@ -185,8 +185,7 @@ def plugins_named_only():
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     if problem := usage_problem(args):
-        print(f"softlookup check: {problem}", file=sys.stderr)
-        return 2
+        raise UsageError(problem)
     exercises, extra = chosen_exercises(args), plugin_options(args)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     stop_cleanly_on_sigterm()
@@ -196,8 +195,7 @@ def main(argv=None) -> int:
         with notebooks.module_folder(args.directory.resolve(), args.notebooks) as folder:
             result = grade(folder, exercises, hidden=not args.public, extra=extra, verbose=args.verbose)
     except (RuntimeError, notebooks.NotebookError) as error:
-        print(f"softlookup check: {error}", file=sys.stderr)
-        return 2
+        raise UsageError(str(error)) from None
     except KeyboardInterrupt:
         print("softlookup check: interrupted; nothing was written", file=sys.stderr)
         return 130
@@ -210,8 +208,7 @@ def main(argv=None) -> int:
         try:
             write_gradescope(result, args.json)
         except OSError as error:  # the grades are printed above; say why the file is not there
-            print(f"softlookup check: could not write {args.json}: {error.strerror}", file=sys.stderr)
-            return 2
+            raise UsageError(f"could not write {args.json}: {error.strerror}") from None
     return 0 if result.full_marks else 1
 
 
@@ -244,7 +241,7 @@ def watch(directory: Path, exercises: list[registry.Exercise], hidden: bool, ext
             time.sleep(POLL_SECONDS)
             changed = {module for module, stamp in stamps.items()
                        if _stamp(directory / f"{module}.py") != stamp}
-            pending = [e for e in exercises if e.module in changed or stubs.imported_names(directory / f"{e.module}.py") & changed]
+            pending = [e for e in exercises if e.module in changed or inspection.imported_names(directory / f"{e.module}.py") & changed]
     except KeyboardInterrupt:
         console.print("Stopped watching.")
         return 0

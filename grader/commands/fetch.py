@@ -10,14 +10,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from grader.cli import Parser
+from grader.usage import Parser
 
 
 def main(argv=None) -> int:
     parser = Parser(prog="softlookup fetch-gpt2", description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path, help="where to put GPT-2 small (about 550 MB)")
     args = parser.parse_args(argv)
-    from grader.exercises import models
+    from grader.lesson import models
 
     try:
         folder = models.fetch_gpt2(args.folder)

@@ -38,7 +38,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from grader.commands import check, gradebook
 from grader.engine import notebooks, plugin, registry, sandbox
-from grader.cli import Parser
+from grader.usage import Parser, UsageError
 from grader.engine.results import CheckResult, SubmissionResult
 
 ZIP_LIMITS = (500, 20 * 2**20)  # members and bytes a student's zip may unpack to
@@ -352,8 +352,7 @@ def judge_arguments(args, exercises: list[registry.Exercise]) -> list[str]:
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     if problem := usage_problem(args):
-        print(f"softlookup grade: {problem}", file=sys.stderr)
-        return 2
+        raise UsageError(problem)
     exercises = check.chosen_exercises(args)
     everyone, ignored = students(args.submissions.resolve())
     if ignored:
@@ -374,9 +373,7 @@ def main(argv=None) -> int:
     graded = write_gradebook(args.out, everyone, exercises)
     done = f"{graded} of {len(everyone)} students graded; gradebook in {args.out / 'grades.csv'}"
     if failure:
-        print(f"softlookup grade: {failure}", file=sys.stderr)
-        print(done, file=sys.stderr)
-        return 2
+        raise UsageError(f"{failure}; {done}")
     if interrupted:
         print(f"Interrupted: {done}. Run the same command again to grade the rest.", file=sys.stderr)
         return 130

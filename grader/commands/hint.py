@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from grader.engine import registry
-from grader.cli import Parser
+from grader.usage import Parser
 
 
 def state_file() -> Path:

@@ -1,11 +1,10 @@
 """``softlookup release``: make the learners' stubs and notebooks from the reference solutions.
 
-``solutions/`` is the single source. Each region between ``### BEGIN SOLUTION``
-and ``### END SOLUTION`` (nbgrader's markers) becomes a ``raise
-NotImplementedError`` at the same indentation; every other line, docstrings
-included, is copied as it is. Each module also becomes a notebook beside it
-(:mod:`grader.releases.exercise_notebooks`). ``--check`` only compares, for CI and the
-kit's tests: it fails when ``assignments/`` is out of date.
+``solutions/`` is the single source: :mod:`grader.releases.stubs` turns each
+solution region into a ``raise NotImplementedError``, and each module also
+becomes a notebook beside it (:mod:`grader.releases.assignments`). ``--check``
+only compares, for CI and the kit's tests: it fails when ``assignments/`` is
+out of date.
 ``softlookup release student OUT``, ``gradescope ZIP`` and ``nbgrader
 COURSE`` make the releases for a class instead (:data:`RELEASES`).
 """
@@ -13,63 +12,19 @@ COURSE`` make the releases for a class instead (:data:`RELEASES`).
 from __future__ import annotations
 
 import importlib
-import re
 import sys
 from pathlib import Path
 
 from grader.engine import registry
-from grader.cli import Parser
+from grader.releases.assignments import planned
+from grader.releases.stubs import MarkerError
+from grader.usage import Parser, UsageError
 
-BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 RELEASES = {  # softlookup release NAME ...: the other things made from solutions/
     "student": ("grader.releases.bundle", "OUT: the students' bundle, without the reference or the hidden checks"),
     "gradescope": ("grader.releases.gradescope", "ZIP: a Gradescope autograder"),
     "nbgrader": ("grader.releases.nbgrader_course", "COURSE: an nbgrader course"),
 }
-_DEF = re.compile(r"^\s*def (\w+)\(")
-
-
-class MarkerError(ValueError):
-    """Unbalanced or nested solution markers in a solution file."""
-
-
-def make_stub(source: str, filename: str = "<source>") -> str:
-    """The learner's version of a solution file."""
-    lines, out = source.splitlines(keepends=True), []
-    function, inside = None, None
-    for number, line in enumerate(lines, 1):
-        if match := _DEF.match(line):
-            function = match.group(1)
-        stripped = line.strip()
-        if stripped == BEGIN:
-            if inside is not None:
-                raise MarkerError(f"{filename}:{number}: {BEGIN} inside another solution region")
-            inside = number
-            indent = line[: len(line) - len(line.lstrip())]
-            where = f"{function}()" if function else "this part"
-            out.append(f"{indent}# YOUR CODE HERE\n")
-            out.append(f'{indent}raise NotImplementedError("{where}: replace this line with your code")\n')
-        elif stripped == END:
-            if inside is None:
-                raise MarkerError(f"{filename}:{number}: {END} without a {BEGIN}")
-            inside = None
-        elif inside is None:
-            out.append(line)
-    if inside is not None:
-        raise MarkerError(f"{filename}:{inside}: {BEGIN} is never closed")
-    return "".join(out)
-
-
-def planned(solutions: Path, assignments: Path) -> dict[Path, str]:
-    """Every assignment file (module and notebook) and the text it should have."""
-    from grader.releases.exercise_notebooks import learner_notebook
-
-    plan = {}
-    for exercise in registry.EXERCISES:
-        source = (solutions / f"{exercise.module}.py").read_text()
-        plan[assignments / f"{exercise.module}.py"] = make_stub(source, f"{exercise.module}.py")
-        plan[assignments / f"{exercise.module}.ipynb"] = learner_notebook(exercise, source)
-    return plan
 
 
 def main(argv=None) -> int:
@@ -88,8 +43,7 @@ def main(argv=None) -> int:
     try:
         plan = planned(args.solutions, args.assignments)
     except (MarkerError, FileNotFoundError) as error:
-        print(f"softlookup release: {error}", file=sys.stderr)
-        return 2
+        raise UsageError(str(error)) from None
     stale = [path for path, text in plan.items() if not path.exists() or path.read_text() != text]
     if args.check:
         for path in stale:

@@ -12,11 +12,10 @@ tiny seeded GPT-2 and says so on its first line.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
-from grader.exercises import lesson
-from grader.cli import Parser
+from grader.lesson import lesson
+from grader.usage import Parser, UsageError
 
 LAYER, HEAD = 4, 3
 
@@ -88,15 +87,14 @@ def main(argv=None) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from grader.exercises import gpt2, models
+    from grader.lesson import gpt2, models
 
     console = Console(highlight=False)
     if models.real_available(args.model):
         model, tokenizer, name = models.real_model(args.model), models.real_tokenizer(), "GPT-2 small"
         console.print(f"GPT-2 small, from {models.locate(args.model)}")
     elif args.model:
-        print(f"softlookup gpt2-report: no GPT-2 (config.json and weights) in {args.model}", file=sys.stderr)
-        return 2
+        raise UsageError(f"no GPT-2 (config.json and weights) in {args.model}")
     else:
         model, tokenizer, name = models.tiny_model(), models.tiny_tokenizer(), "tiny GPT-2 (seed 0)"
         console.print("GPT-2 small's weights are not on this machine: this report uses the tiny seeded GPT-2, "

@@ -8,7 +8,7 @@ as its float value, and pickle is never used, so no code runs on decoding.
 
 Arguments travel the same way in the other direction. A GPT-2 model cannot be
 sent, so the judge sends a :class:`ModelSpec` and the worker builds the model
-(see :mod:`grader.exercises.models`).
+(see :mod:`grader.lesson.models`).
 
 Messages are length-prefixed JSON on a stream socket. The judge reads them
 with :func:`receive`, which holds the whole read to one deadline, refuses a

@@ -2,7 +2,7 @@
 
 The public GPT-2 checks compare a learner's answers with what transformers
 itself computes, asking the ``kit`` fixture (``kit.gpt2.attention_patterns``).
-That code, :mod:`grader.exercises.gpt2`, is nearly the answer to exercise 4 line for
+That code, :mod:`grader.lesson.gpt2`, is nearly the answer to exercise 4 line for
 line, so a student bundle leaves it out. ``softlookup release student`` runs
 the public checks on the reference solutions with a :class:`Recording` of the
 kit, and the bundle's checks get a :class:`Replay` of every answer noted

@@ -27,7 +27,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from grader.engine import codec, registry, stubs
+from grader.engine import codec, inspection, registry
 
 KIT_TAG = "softlookup-kit"
 # The course's notebooks are 4 to 14 KB as handed out, 9 to 117 KB once run with every output (2,200 JSON items at
@@ -174,7 +174,7 @@ def chosen_sources(folder: Path, prefer_notebooks: bool) -> dict[str, Path]:
     for exercise in registry.EXERCISES:
         module, notebook = folder / f"{exercise.module}.py", folder / f"{exercise.module}.ipynb"
         if notebook.is_file() and (prefer_notebooks or not module.is_file()
-                                   or stubs.untouched(module, exercise.functions)):
+                                   or inspection.untouched(module, exercise.functions)):
             chosen[exercise.module] = notebook
         elif module.is_file():
             chosen[exercise.module] = module

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import codec, ground_truth, registry, sandbox, stubs
+from grader.engine import codec, ground_truth, inspection, registry, sandbox
 from grader.engine.judge import CheckFailure
 from grader.engine.results import CheckResult, SubmissionResult
 
@@ -166,7 +166,7 @@ def needs_of(folder: Path, exercise: registry.Exercise) -> str:
     Any other library is imported by the worker itself, within the import's time limit.
     """
     kinds = list(sandbox.SERVER_KINDS)
-    used = stubs.libraries_used(folder, exercise.module)
+    used = inspection.libraries_used(folder, exercise.module)
     return max([exercise.needs, *(kind for kind in kinds if kind in used)], key=kinds.index)
 
 
@@ -192,7 +192,7 @@ def _ungradable(folder: Path, exercise: registry.Exercise) -> sandbox.Submission
     if not path.is_file():
         return sandbox.SubmissionError("missing", f"there is no {label} in {folder}: put your file there, or "
                                        "check the folder name", f"importing {label}")
-    if stubs.untouched(path, exercise.functions):
+    if inspection.untouched(path, exercise.functions):
         return sandbox.SubmissionError("not_implemented", "", f"{label}: every function")
     return None
 
@@ -339,6 +339,6 @@ def reference(request):
 
 @pytest.fixture(scope="session")
 def kit(request):
-    namespace = sandbox.Namespace(request.config.stash[SESSION], None, lambda module: KIT_LIMITS, package="grader.exercises",
+    namespace = sandbox.Namespace(request.config.stash[SESSION], None, lambda module: KIT_LIMITS, package="grader.lesson",
                                   trusted=True)
     return ground_truth.for_checks(namespace, request.config)

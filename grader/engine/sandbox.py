@@ -53,7 +53,7 @@ COPY_LIMITS = (500, 20 * 2**20)  # files and bytes a submission folder may hold
 # What each kind of fork server imports before forking, from the lightest; a kind can serve those before it.
 SERVER_KINDS = {"numpy": ["numpy", "grader.engine.worker"],
                 "torch": ["numpy", "grader.engine.worker", "torch"],
-                "transformers": ["numpy", "grader.engine.worker", "grader.exercises.models"]}  # torch and transformers come with it
+                "transformers": ["numpy", "grader.engine.worker", "grader.lesson.models"]}  # torch and transformers come with it
 ERROR_KINDS = {"not_implemented", "exception", "syntax", "exit", "memory", "encoding", "refused", "hung"}
 IMPORT_TIME_LIMIT = 30.0  # seconds to import a module: a library the fork server did not preload (scipy, say) included
 # Seconds that all the calls of one submission may take together. The reference solutions' calls take 2.4 s for
@@ -209,6 +209,7 @@ class _Slot:
     readable: list[str] = field(default_factory=list)
     worker: _Worker | None = None
     scratch: Path | None = None
+    built: frozenset = frozenset()  # the models the live worker built before learner code ran
     next_id: int = 0
     import_error: SubmissionError | None = None
     hung: dict = field(default_factory=dict)  # function -> the timeout error it gave (trusted slots)
@@ -234,14 +235,15 @@ class _Slot:
 
     def start(self):
         self.scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=self.session.root))
+        self.built = frozenset(self.models_needed())
         settings = {
             "directory": self.directory, "scratch": str(self.scratch), "memory_limit": self.limits.memory,
             "confined": not self.trusted, "readable": self.readable, "forbidden": self.session.forbidden,
-            "models": [codec.to_plain(spec)["model_spec"] for spec in sorted(self.models_needed(), key=repr)],
+            "models": [codec.to_plain(spec)["model_spec"] for spec in sorted(self.built, key=repr)],
             "output_limit": self.session.output_limit,
             "hung": [] if self.trusted else [[module, function] for module, function in self.known_hangs()],
         }
-        fork_server = server("transformers" if self.models_needed() else self.limits.needs)
+        fork_server = server("transformers" if self.built else self.limits.needs)
         try:
             self.worker = _Worker(fork_server, settings)
             ready = codec.receive(self.worker.conn, time.monotonic() + STARTUP_TIMEOUT, MAX_MESSAGE)
@@ -349,10 +351,10 @@ class _Slot:
             raise self.import_error
         if not self.trusted:
             self.session.check_budget(f"{self.module}.{function}()")
-        needed, built = codec.model_specs(list(args)), self.models_needed()
-        if not needed <= built:  # models are built before learner code runs, which could replace the builder
-            built |= needed
-            self.stop()
+        needed = codec.model_specs(list(args))
+        if self.worker is not None and not needed <= self.built:
+            self.stop()  # models are built before learner code runs (it could replace the builder): a new worker
+        self.models_needed().update(needed)
         if self.worker is None:  # a fresh worker imports first, so import problems say so
             try:
                 self._run("import", "", ())
@@ -695,7 +697,7 @@ class Namespace:
 
     ``Namespace(session, "path/to/submission", limits_for)`` is a learner's
     folder. A trusted namespace (the reference solutions, or the kit's own
-    modules with ``package="grader.exercises"``) runs in unconfined workers, so the
+    modules with ``package="grader.lesson"``) runs in unconfined workers, so the
     judge never imports torch, and its failures raise :class:`KitError`
     instead of being blamed on the learner.
     """

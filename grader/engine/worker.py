@@ -156,7 +156,7 @@ def _open_descriptors() -> list[int]:
 
 
 def _build(spec: codec.ModelSpec):
-    from grader.exercises import models  # torch is imported only where GPT-2 is used (and is preloaded there)
+    from grader.lesson import models  # torch is imported only where GPT-2 is used (and is preloaded there)
 
     return models.build(spec)
 

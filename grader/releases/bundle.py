@@ -25,25 +25,28 @@ from pathlib import Path
 
 from grader.engine import edition, ground_truth, registry
 from grader.releases import classroom, distribution, leak_scan
-from grader.commands.release import planned
+from grader.releases.assignments import planned
+from grader.usage import UsageError
 
 # The grader package's files that learners get.
 SHIPPED = [
-    "__init__.py", "cli.py",
+    "__init__.py", "cli.py", "usage.py",
     *[f"engine/{name}.py" for name in ("__init__", "codec", "confine", "edition", "ground_truth", "judge",
-                                        "notebooks", "plugin", "results", "sandbox", "stubs", "worker", "zygote")],
+                                        "inspection", "notebooks", "plugin", "results", "sandbox", "worker", "zygote")],
     *[f"commands/{name}.py" for name in ("__init__", "check", "fetch", "hint")],
     "releases/__init__.py", "releases/classroom.py",
-    *[f"exercises/{name}.py" for name in ("__init__", "explore", "kernel", "lesson", "models", "widgets")],
+    *[f"lesson/{name}.py" for name in ("__init__", "explore", "kernel", "lesson", "models", "widgets")],
     "checks/__init__.py", "checks/fixtures.py", "checks/pytest.ini", "checks/public", "data/gpt2",
 ]
 # The rest stays with the instructor; a kit test keeps the two lists complete.
 KEPT_BACK = {
     "engine/registry.py": "rewritten: the hidden checks' names leave its points",
-    "exercises/gpt2.py": "computes the GPT-2 exercises' answers, close to exercise 4's reference line for line",
+    "lesson/gpt2.py": "computes the GPT-2 exercises' answers, close to exercise 4's reference line for line",
     "checks/hidden": "the hidden checks: their inputs and names",
     "releases/nbgrader_step.py": "the nbgrader course's autograde step: grades with the hidden checks",
-    "commands/release.py": "the solution markers, and the commands that read solutions/",
+    "commands/release.py": "the commands that read solutions/",
+    "releases/stubs.py": "the solution markers, and the stubs made from solutions/",
+    "releases/assignments.py": "makes assignments/ from solutions/",
     "releases/exercise_notebooks.py": "makes notebooks from the reference solutions",
     "releases/nbgrader_course.py": "makes an nbgrader course, hidden tests included, from the reference solutions",
     "commands/grade.py": "grades a class with the hidden checks",
@@ -208,8 +211,7 @@ def main(argv=None) -> int:
     try:
         write_bundle(args.out, args.solutions)
     except (ValueError, OSError, RuntimeError) as error:  # MarkerError is a ValueError
-        print(f"softlookup release student: {error}", file=sys.stderr)
-        return 2
+        raise UsageError(str(error)) from None
     leaks = leak_scan.findings(leak_scan.folder_texts(args.out), args.solutions)
     if leaks:
         print("softlookup release student: the bundle would leak; nothing in it is safe to hand out:", file=sys.stderr)

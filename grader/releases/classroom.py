@@ -18,6 +18,8 @@ import json
 import sys
 from pathlib import Path
 
+from grader.usage import UsageError, run
+
 WORKFLOW = """\
 # GitHub Classroom runs this on every push and records the points that the reporter's last line gives.
 # Classroom reads only a workflow of this name with a single job of this name: keep both.
@@ -90,11 +92,10 @@ def encoded(result: dict) -> str:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if len(argv) != 1:
-        print("usage: python -m grader.releases.classroom RESULTS_JSON", file=sys.stderr)
-        return 2
+        raise UsageError("give one argument: the results.json that softlookup check --json wrote")
     print(encoded(runner_result(json.loads(Path(argv[0]).read_text()))))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(main, sys.argv[1:], "python -m grader.releases.classroom"))

@@ -15,7 +15,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 from grader.engine import registry
-from grader.cli import Parser
+from grader.usage import Parser
 
 PYPROJECT = '''[build-system]
 requires = ["setuptools>=68"]

@@ -19,9 +19,9 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.engine import registry
-from grader.exercises import widgets
+from grader.lesson import widgets
 from grader.engine.notebooks import KIT_TAG
-from grader.commands.release import make_stub
+from grader.releases.stubs import make_stub
 
 NOTEBOOK_METADATA = {
     "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},

@@ -20,7 +20,6 @@ At the zip's root:
 
 from __future__ import annotations
 
-import sys
 import zipfile
 from importlib.metadata import distribution
 from pathlib import Path
@@ -28,6 +27,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from grader.usage import UsageError
 from grader.releases import distribution as releases
 from grader.engine import registry
 
@@ -120,7 +120,6 @@ def main(argv=None) -> int:
     try:
         write_zip(args.zip, args.solutions)
     except FileNotFoundError as error:
-        print(f"softlookup release gradescope: {error}", file=sys.stderr)
-        return 2
+        raise UsageError(str(error)) from None
     print(f"wrote {args.zip} ({args.zip.stat().st_size / 2**20:.1f} MB): upload it as the assignment's autograder")
     return 0

@@ -12,7 +12,7 @@ looks for:
 * every hidden check's name and title, and each string of its source long
   enough to be its own (its inputs and messages), unless a public check
   holds it too, or it is one of the sentences the tiny GPT-2's tokenizer is
-  built from (``grader.exercises.models.SENTENCES``): the shipped tokenizer must know
+  built from (``grader.lesson.models.SENTENCES``): the shipped tokenizer must know
   their words, and an input gives nothing away without a working function.
 
 :data:`ALLOWED` lists the few files that may hold a line anyway, and why.
@@ -26,14 +26,14 @@ import zipfile
 from pathlib import Path
 
 from grader.engine import registry
-from grader.commands.release import BEGIN, END, make_stub
+from grader.releases.stubs import BEGIN, END, make_stub, solution_lines
 
 # Reference lines that any Python file may hold, and that carry no answer.
 GENERIC = {"return None", "return value", "return output", "losses = []", "with torch.no_grad():",
            "if mask is not None:", "x = np.asarray(x, dtype=float)"}
 # (file, line): a file that may hold a reference line, and why.
 ALLOWED = {
-    ("grader/exercises/lesson.py", "return sizes / sizes.sum()"):
+    ("grader/lesson/lesson.py", "return sizes / sizes.sum()"):
         "value_shares, the lesson's own measure, which value_contributions' docstring states in words",
     ("grader/checks/public/test_gpt2_values.py", "return sizes / sizes.sum()"):
         "the check's helper that builds its mistakes' shares",
@@ -45,19 +45,15 @@ def reference_lines(solutions: Path) -> set[str]:
     """The lines of reference code that the exercises do not state themselves."""
     lines, stated = set(), ""
     for path in sorted(solutions.glob("*.py")):
-        source, inside = path.read_text(), False
+        source = path.read_text()
         stated += make_stub(source, path.name)
-        for line in source.splitlines():
-            if line.strip() in (BEGIN, END):
-                inside = line.strip() == BEGIN
-            elif inside and line.strip() and line.strip() not in GENERIC:
-                lines.add(line.strip())
+        lines |= {line.strip() for line in solution_lines(source, path.name) if line.strip() not in GENERIC}
     return {line for line in lines if line not in stated}
 
 
 def tokenizer_sentences() -> set[str]:
-    """grader.exercises.models.SENTENCES, read from its source: importing it would import torch."""
-    tree = ast.parse((registry.PACKAGE_DIR / "exercises" / "models.py").read_text())
+    """grader.lesson.models.SENTENCES, read from its source: importing it would import torch."""
+    tree = ast.parse((registry.PACKAGE_DIR / "lesson" / "models.py").read_text())
     values = [node.value for node in tree.body if isinstance(node, ast.Assign)
               and any(isinstance(target, ast.Name) and target.id == "SENTENCES" for target in node.targets)]
     return set(ast.literal_eval(values[0]))

@@ -10,7 +10,7 @@ worth points, carrying the registry's points. Hidden checks sit inside
 ``### BEGIN HIDDEN TESTS`` blocks. In the learner's kernel (JupyterLab,
 ``nbgrader validate``) the first test cell grades the whole exercise once
 through the engine and each cell reports its own check
-(:func:`grader.exercises.kernel.graded`). ``nbgrader autograde`` runs no cell:
+(:func:`grader.lesson.kernel.graded`). ``nbgrader autograde`` runs no cell:
 the course's configuration replaces nbgrader's ``Execute`` with
 :class:`grader.releases.nbgrader_step.GradeInConfinement`, which grades the
 submitted notebooks as ``softlookup grade`` does and writes each test cell's
@@ -25,14 +25,13 @@ notebooks do.
 from __future__ import annotations
 
 import ast
-import sys
 from pathlib import Path
 
 from grader.engine import registry
-from grader.cli import Parser
+from grader.usage import Parser, UsageError
 from grader.releases.exercise_notebooks import CHECK_INTRO, Cell, layout, notebook
 from grader.engine.notebooks import KIT_TAG
-from grader.commands.release import MarkerError
+from grader.releases.stubs import MarkerError
 
 ASSIGNMENT = "softlookup"
 
@@ -131,8 +130,7 @@ def main(argv=None) -> int:
     try:
         written = write_course(args.course, args.solutions, exercises)
     except (MarkerError, FileNotFoundError) as error:
-        print(f"softlookup release nbgrader: {error}", file=sys.stderr)
-        return 2
+        raise UsageError(str(error)) from None
     for path in written:
         print(f"wrote {path}")
     print(f"next, in {args.course}: nbgrader generate_assignment {ASSIGNMENT}")

@@ -10,7 +10,7 @@ import pytest
 
 from grader.engine import judge
 from grader.engine.codec import ModelSpec
-from grader.exercises import lesson
+from grader.lesson import lesson
 
 SENTENCES = [
     "The dog chased the ball across the garden because it was bored",

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from grader.engine import judge
-from grader.exercises.lesson import KEYS, QUERY, VALUES
+from grader.lesson.lesson import KEYS, QUERY, VALUES
 
 LESSON_WEIGHTS = [0.0147, 0.7768, 0.1492, 0.0237, 0.0357]  # shown to 0.01%
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from grader.engine import judge
-from grader.exercises import lesson
+from grader.lesson import lesson
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.engine.codec import ModelSpec
 from grader.engine.sandbox import SubmissionError

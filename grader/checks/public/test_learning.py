@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from grader.engine import judge
-from grader.exercises import lesson
+from grader.lesson import lesson
 from grader.engine.sandbox import SubmissionError
 
 BEDROOMS, PRICES = np.array(lesson.BEDROOMS), np.array(lesson.PRICES)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from grader.engine import judge
-from grader.exercises import lesson
+from grader.lesson import lesson
 
 BEDROOMS, PRICES = list(lesson.BEDROOMS), list(lesson.PRICES)  # prices in thousands of pounds
 

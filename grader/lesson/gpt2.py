@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from grader.exercises import lesson
+from grader.lesson import lesson
 
 
 def head_readouts(model, tokenizer, text: str) -> dict:

@@ -11,7 +11,7 @@ GPT-2 small. The *real* pair (the lesson's numbers) needs the weights on disk:
 Importing this module runs no torch operation and builds nothing: the grader
 imports it in a fork server, and workers forked from there build the models
 before any learner code runs. It computes no answers: the ground truth lives
-in :mod:`grader.exercises.gpt2`, which learner workers never load.
+in :mod:`grader.lesson.gpt2`, which learner workers never load.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from transformers import (AttentionInterface, GPT2Config, GPT2LMHeadModel, GPT2M
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
 
-from grader.exercises import lesson
+from grader.lesson import lesson
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "gpt2"
 ENV_VAR = "SOFTLOOKUP_GPT2"
@@ -158,7 +158,7 @@ def load(path=None) -> tuple[GPT2LMHeadModel, GPT2Tokenizer | PreTrainedTokenize
 
     One call for trying the GPT-2 exercise by hand::
 
-        from grader.exercises.models import load
+        from grader.lesson.models import load
         model, tokenizer, name = load()    # name says which one you got
         ids = tokenizer("The cat sat on the mat", return_tensors="pt")["input_ids"]
     """

@@ -2,7 +2,7 @@
 
 Each widget is a function that takes the learner's functions and returns an
 ipywidgets box: put it last in a notebook cell. Everything shown is computed
-by :mod:`grader.exercises.explore`; this module only lays it out and draws it with
+by :mod:`grader.lesson.explore`; this module only lays it out and draws it with
 matplotlib (rendered to PNG, so no matplotlib backend needs to be set up).
 """
 
@@ -15,7 +15,7 @@ from html import escape
 
 import numpy as np
 
-from grader.exercises import explore, lesson
+from grader.lesson import explore, lesson
 
 COLOURS = {"exact": "#8c8c8c", "nearest": "#e07b00", "soft": "#1f5fbf"}
 
@@ -91,7 +91,7 @@ def gpt2_head(head_pattern, text: str = lesson.SENTENCE):
     """GPT-2's heads: pick a layer and a head and see where each token looks, " it" highlighted."""
     import ipywidgets as w
 
-    from grader.exercises import models
+    from grader.lesson import models
 
     if models.real_available():
         model, tokenizer = models.real_model(), models.real_tokenizer()

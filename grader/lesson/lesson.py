@@ -23,7 +23,7 @@ KEYS = np.array([[-0.9, -0.9], [1.7, 0.2], [0.2, 1.7], [-0.9, 0.7], [-0.2, -1.2]
 # They differ from the keys on purpose: keys decide who is attended to, values what is handed over.
 VALUES = np.array([[0.1, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.2, 1.0], [0.2, 0.0, 0.1], [0.1, 0.0, 0.0]])
 
-# The shapes of the tiny seeded GPT-2s the checks grade on, (n_layer, n_head, n_embd): grader.exercises.models
+# The shapes of the tiny seeded GPT-2s the checks grade on, (n_layer, n_head, n_embd): grader.lesson.models
 # builds them, and the checks quote them in hints without torch. Two, so a head size (16 or 8), head count or
 # layer count written in as a number is wrong on one of them.
 TINY_SHAPES = {"standard": (6, 4, 64), "narrow": (3, 6, 48)}

@@ -1,6 +1,6 @@
 """What the lesson's three pictures show, as plain functions of the learner's own code.
 
-The widgets (:mod:`grader.exercises.widgets`) only draw what these functions return, so
+The widgets (:mod:`grader.lesson.widgets`) only draw what these functions return, so
 everything a learner reads off a picture (the weights, the answer, the arrows)
 is computed here and tested without a browser. Each function calls the
 learner's functions directly: this is their notebook, not a grading run.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.exercises import lesson
+from grader.lesson import lesson
 
 
 class NotReady(Exception):

@@ -1,0 +1,37 @@
+"""A mistake on the command line: :class:`UsageError`, one line that says what to do, exit status 2.
+
+Commands raise it (and :class:`Parser` raises it for argparse's own
+complaints); :func:`run` turns it into its line and status, once, for the
+``softlookup`` command and for the few modules also started with ``python -m``.
+A command raises it before it grades anything, or after it has written what
+it graded, so no mistake on the command line loses work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+class UsageError(Exception):
+    """What the person typing must fix, in one line; ``prog`` names the command it is about."""
+
+    def __init__(self, message: str, prog: str = ""):
+        super().__init__(message)
+        self.prog = prog
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its complaints raised as :class:`UsageError` rather than printed with the usage."""
+
+    def error(self, message):
+        raise UsageError(f"{message} (see {self.prog} --help)", self.prog)
+
+
+def run(main, argv, prog: str) -> int:
+    """``main(argv)``'s exit status, a :class:`UsageError` printed as ``prog: message`` with status 2."""
+    try:
+        return main(argv)
+    except UsageError as error:
+        print(f"{error.prog or prog}: {error}", file=sys.stderr)
+        return 2
