@@ -15,7 +15,8 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"  # the hub is unreachable here; fail fast instead of retrying
 
 from grader.engine import registry, sandbox  # noqa: E402
-from grader.commands.check import grade  # noqa: E402
+from grader.engine.options import Options  # noqa: E402
+from grader.engine.runner import run_checks  # noqa: E402
 
 SOLUTIONS = registry.KIT_ROOT / "solutions"
 ASSIGNMENTS = registry.KIT_ROOT / "assignments"
@@ -89,8 +90,7 @@ def fresh_venv(folder: Path) -> Path:
 def run(folder: Path, modules: list[str] | None = None, hidden: bool = True, time_limit: float | None = None):
     """Grade ``folder`` in this process, the way ``softlookup check`` does."""
     exercises = [registry.exercise(m) for m in modules] if modules else list(registry.EXERCISES)
-    extra = [f"--time-limit={time_limit}"] if time_limit else []
-    return grade(folder, exercises, hidden=hidden, extra=extra)
+    return run_checks(folder, exercises, Options(time_limit=time_limit, public=not hidden))
 
 
 def failures(result, check: str) -> list[str]:

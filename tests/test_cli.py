@@ -173,8 +173,8 @@ def test_fetch_gpt2_offline_fails_in_one_line(tmp_path):
 
 def test_the_judge_never_imports_torch():
     """GPT-2 is graded in workers; the process that judges stays light and torch-free."""
-    script = ("import sys; from grader.engine import registry; from grader.commands.check import grade; "
-              f"result = grade(registry.KIT_ROOT / 'solutions', list(registry.EXERCISES)); "
+    script = ("import sys; from grader.engine import registry; from grader.engine.runner import run_checks; "
+              f"result = run_checks(registry.KIT_ROOT / 'solutions', list(registry.EXERCISES)); "
               "assert result.full_marks; print('torch' in sys.modules, 'transformers' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV, timeout=600)
     assert done.stdout.split() == ["False", "False"], done.stdout + done.stderr
@@ -185,8 +185,8 @@ def test_an_exercise_not_started_costs_nothing(tmp_path):
     folder = tmp_path / "work"
     shutil.copytree(ASSIGNMENTS, folder)
     shutil.copy(SOLUTIONS / "softmax.py", folder)
-    script = ("from grader.engine import registry, sandbox; from grader.commands.check import grade; "
-              f"result = grade({str(folder)!r}, list(registry.EXERCISES)); "
+    script = ("from grader.engine import registry, sandbox; from grader.engine.runner import run_checks; "
+              f"result = run_checks({str(folder)!r}, list(registry.EXERCISES)); "
               "print(result.score, sorted(sandbox._servers), [e.status for e in result.exercises])")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV, timeout=600)
     score, servers, statuses = done.stdout.strip().split(" ", 2)

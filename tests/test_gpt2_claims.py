@@ -15,7 +15,8 @@ from transformers import GPT2Config, GPT2LMHeadModel
 from conftest import SOLUTIONS
 from grader.engine import registry
 from grader.lesson import gpt2, models
-from grader.commands.check import grade
+from grader.engine.options import Options
+from grader.engine.runner import run_checks
 from test_cli import softlookup
 
 
@@ -29,7 +30,7 @@ def stand_in(tmp_path_factory):
 
 
 def test_claim_checks_run_and_say_what_they_measured(stand_in):
-    result = grade(SOLUTIONS, [registry.exercise("gpt2_heads")], hidden=False, extra=[f"--gpt2-model={stand_in}"])
+    result = run_checks(SOLUTIONS, [registry.exercise("gpt2_heads")], Options(public=True, gpt2_model=stand_in))
     claims = [c for e in result.exercises for c in e.checks if c.check.startswith("test_lesson_claim")]
     assert [c.outcome for c in claims] == ["failed", "failed"]  # random weights do not give 84%
     for claim in claims:
@@ -41,7 +42,7 @@ def test_claim_checks_run_and_say_what_they_measured(stand_in):
 
 
 def test_value_claim_check_runs_and_agrees_with_transformers(stand_in):
-    result = grade(SOLUTIONS, [registry.exercise("gpt2_values")], hidden=False, extra=[f"--gpt2-model={stand_in}"])
+    result = run_checks(SOLUTIONS, [registry.exercise("gpt2_values")], Options(public=True, gpt2_model=stand_in))
     (claim,) = [c for e in result.exercises for c in e.checks if c.check == "test_lesson_claim_value_4_3"]
     assert claim.max_points == 0 and result.full_marks
     model = models.real_model(stand_in)

@@ -15,6 +15,7 @@ from grader.engine.codec import ModelSpec
 def real_gpt2(kit, request):
     """GPT-2 small's spec; a check that needs it is skipped where its weights are not on disk."""
     path = request.config.getoption("gpt2_model") or os.environ.get("SOFTLOOKUP_GPT2")
+    path = path and str(path)  # a spec crosses to the worker as plain data
     if not kit.models.real_available(path):
         pytest.skip("GPT-2 small's weights are not on this machine (softlookup fetch-gpt2 gets them)")
     return ModelSpec(kind="real", path=path)

@@ -23,7 +23,6 @@ unless it is still the untouched stub (:func:`grader.engine.notebooks.chosen_sou
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -32,6 +31,8 @@ from rich.console import Console
 from grader import usage
 from grader.usage import UsageError
 from grader.engine import notebooks, registry
+from grader.engine.options import Options
+from grader.engine.runner import run_checks
 from grader.engine.results import SubmissionResult, gradescope, render, write_atomically
 
 ROOT = Path("/autograder")
@@ -58,12 +59,8 @@ def summary(result: SubmissionResult) -> str:
 
 def grade(submission: Path, solutions: Path) -> SubmissionResult:
     """Every check on ``submission``, in fully confined workers."""
-    from grader.commands.check import grade as run_checks
-
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     with notebooks.module_folder(locate(submission)) as folder:
-        return run_checks(folder, list(registry.EXERCISES), hidden=True,
-                          extra=[f"--solutions={solutions}", "--require-isolation"])
+        return run_checks(folder, list(registry.EXERCISES), Options(solutions=solutions, require_isolation=True))
 
 
 def run(root: Path) -> int:

@@ -10,93 +10,26 @@ ones add.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
-import signal
 import sys
 import time
 from pathlib import Path
 
-import pytest
 from rich.console import Console
 
-from grader.engine import edition, inspection, notebooks, plugin, registry, sandbox
-from grader.usage import Parser, UsageError
+from grader.engine import edition, inspection, notebooks, options, registry
+from grader.engine.options import Options
 from grader.engine.results import SubmissionResult, render, write_gradescope
-
-# pytest's own plugins that the judge has no use for (several cost time on every check).
-UNUSED_PLUGINS = ("cacheprovider", "logging", "warnings", "faulthandler", "unraisableexception", "threadexception",
-                  "doctest", "junitxml", "pastebin", "stepwise")
-# How the judge runs pytest: its own configuration file, no conftest.py from anywhere, no plugin it did not
-# name, no folder put on sys.path, no assertion rewriting (the checks report through grader.engine.judge).
-PYTEST_ARGS = ["-c", str(registry.CHECKS_DIR / "pytest.ini"), f"--rootdir={registry.CHECKS_DIR}", "--noconftest",
-               "-p", "grader.engine.plugin", "--import-mode=importlib", "--assert=plain", "-o", "addopts=",
-               *[arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")]]
+from grader.engine.runner import run_checks, stop_cleanly_on_sigterm
+from grader.usage import Parser, UsageError
 
 
-class _Capture:
-    """A pytest plugin object that keeps the session's result for the caller."""
-
-    result: SubmissionResult | None = None
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session):
-        from grader.engine.plugin import RESULT
-
-        self.result = session.config.stash.get(RESULT, None)
-
-
-# -- what check and grade share ------------------------------------------------------------------
-
-
-def add_grading_options(p: Parser):
-    """The options of ``softlookup check`` and ``softlookup grade`` that reach the checks."""
+def add_exercise_option(p: Parser):
     p.add_argument("--exercise", action="append", choices=list(registry.BY_MODULE), metavar="NAME",
                    help=f"grade only this exercise (repeatable): {', '.join(registry.BY_MODULE)}")
-    p.add_argument("--solutions", type=Path, metavar="DIR", help="reference solutions for the hidden checks")
-    p.add_argument("--time-limit", type=float, metavar="SECONDS",
-                   help="per call into the code (default 5; 30 for GPT-2)")
-    p.add_argument("--memory-limit", type=float, metavar="MB", help="memory the code may use (default 2048)")
-    p.add_argument("--time-budget", type=float, metavar="SECONDS",
-                   help=f"all calls into one submission's code together (default {sandbox.TIME_BUDGET:g}); once "
-                        "it is spent, the remaining checks fail at once")
-
-
-def grading_problem(args) -> str | None:
-    """What is wrong with the options :func:`add_grading_options` adds, in one line (None if nothing)."""
-    for option in ("time_limit", "memory_limit", "time_budget"):
-        value = getattr(args, option)
-        if value is not None and not value > 0:
-            return f"--{option.replace('_', '-')} must be a positive number, not {value:g}"
-    if args.solutions and not args.solutions.is_dir():
-        return f"--solutions {args.solutions} is not a folder"
-    return None
 
 
 def chosen_exercises(args) -> list[registry.Exercise]:
     return [registry.exercise(name) for name in args.exercise] if args.exercise else list(registry.EXERCISES)
-
-
-def plugin_options(args) -> list[str]:
-    """The command line's options, as the pytest plugin takes them."""
-    gpt2_model = getattr(args, "gpt2_model", None)
-    values = {"solutions": args.solutions and args.solutions.resolve(), "time-limit": args.time_limit,
-              "time-budget": args.time_budget, "memory-limit": args.memory_limit,
-              "gpt2-model": gpt2_model and gpt2_model.resolve()}
-    options = [f"--{name}={value}" for name, value in values.items() if value is not None]
-    return options + (["--require-isolation"] if getattr(args, "require_isolation", False) else [])
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt  # pytest then finishes its session: workers stopped, temporary folders removed
-
-
-def stop_cleanly_on_sigterm():
-    signal.signal(signal.SIGTERM, _interrupt)
-
-
-# -- softlookup check -------------------------------------------------------------------------------
 
 
 def parser() -> Parser:
@@ -107,12 +40,8 @@ def parser() -> Parser:
     p.add_argument("--notebooks", action="store_true",
                    help="grade <module>.ipynb where both it and <module>.py are there (as in assignments/)")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write Gradescope's results.json to FILE")
-    add_grading_options(p)
-    p.add_argument("--public", action="store_true", help="run the public checks only, not the hidden ones")
-    p.add_argument("--gpt2-model", type=Path, metavar="DIR",
-                   help="GPT-2 small, for the lesson's claims (default: $SOFTLOOKUP_GPT2, then the HF cache)")
-    p.add_argument("--require-isolation", action="store_true",
-                   help="refuse to grade unless learner code can be fully confined on this machine")
+    add_exercise_option(p)
+    options.declare(p.add_argument)
     p.add_argument("--watch", action="store_true",
                    help="keep running: grade again whenever you save an exercise's file (Ctrl-C stops)")
     p.add_argument("-v", "--verbose", action="store_true",
@@ -133,7 +62,7 @@ def usage_problem(args) -> str | None:
         modules = ", ".join(f"{exercise.module}.py" for exercise in registry.EXERCISES)
         return (f"{args.directory} holds none of the exercise modules ({modules}) or their notebooks: "
                 "is it the right folder?")
-    if problem := grading_problem(args):
+    if problem := Options.of(args).problem():
         return problem
     if args.json and args.json.is_dir():
         return f"--json {args.json} is a folder; give the name of the file to write, e.g. {args.json / 'results.json'}"
@@ -142,58 +71,17 @@ def usage_problem(args) -> str | None:
     return None
 
 
-def grade(directory: Path, exercises: list[registry.Exercise], hidden: bool = True,
-          extra: list[str] = (), verbose: bool = False, plugins=()) -> SubmissionResult:
-    """Run the checks of ``exercises`` on ``directory`` and return the result (``plugins``: more pytest plugins)."""
-    # The fork servers start now, so that their imports (seconds, for torch) overlap pytest's start-up.
-    sandbox.preload(plugin.servers_needed(Path(directory), exercises))
-    files = [str(path) for exercise in exercises for path in exercise.check_files(hidden)]
-    args = [*files, f"--submission={directory}", *PYTEST_ARGS, "-o", "softlookup_table=false", *extra]
-    if not hidden:
-        args.append("--public")
-    capture, output = _Capture(), io.StringIO()
-    with plugins_named_only():
-        if verbose:
-            code = pytest.main([*args, "-v"], plugins=[capture, *plugins])
-        else:
-            with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-                code = pytest.main([*args, "-q"], plugins=[capture, *plugins])
-    if code == pytest.ExitCode.INTERRUPTED:
-        raise KeyboardInterrupt
-    if capture.result is None or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-        lines = output.getvalue().strip().splitlines()
-        errors = [line.removeprefix("ERROR: ") for line in lines if line.startswith("ERROR: ")]
-        raise RuntimeError(errors[0] if errors else f"the checks could not run (pytest exit {int(code)}): "
-                           f"{' '.join(lines[-1:])}")
-    return capture.result
-
-
-@contextlib.contextmanager
-def plugins_named_only():
-    """No pytest plugin loads by entry point while the judge runs: only those PYTEST_ARGS names."""
-    before = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
-        else:
-            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = before
-
-
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     if problem := usage_problem(args):
         raise UsageError(problem)
-    exercises, extra = chosen_exercises(args), plugin_options(args)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    exercises, chosen = chosen_exercises(args), Options.of(args)
     stop_cleanly_on_sigterm()
     if args.watch:
-        return watch(args.directory.resolve(), exercises, hidden=not args.public, extra=extra)
+        return watch(args.directory.resolve(), exercises, chosen)
     try:
         with notebooks.module_folder(args.directory.resolve(), args.notebooks) as folder:
-            result = grade(folder, exercises, hidden=not args.public, extra=extra, verbose=args.verbose)
+            result = run_checks(folder, exercises, chosen, verbose=args.verbose)
     except (RuntimeError, notebooks.NotebookError) as error:
         raise UsageError(str(error)) from None
     except KeyboardInterrupt:
@@ -217,7 +105,7 @@ def main(argv=None) -> int:
 POLL_SECONDS = 0.3
 
 
-def watch(directory: Path, exercises: list[registry.Exercise], hidden: bool, extra: list[str]) -> int:
+def watch(directory: Path, exercises: list[registry.Exercise], chosen: Options) -> int:
     """Grade, then grade again each exercise whose file (or a file it imports) is saved, until Ctrl-C.
 
     The table is redrawn each time; the fork servers stay warm between runs,
@@ -233,7 +121,7 @@ def watch(directory: Path, exercises: list[registry.Exercise], hidden: bool, ext
                 stamps = {e.module: _stamp(directory / f"{e.module}.py") for e in exercises}
                 console.clear()
                 try:
-                    shown = _updated(shown, grade(directory, pending, hidden=hidden, extra=extra), exercises)
+                    shown = _updated(shown, run_checks(directory, pending, chosen), exercises)
                     render(shown, console)
                 except RuntimeError as error:
                     console.print(f"softlookup check: {error}")

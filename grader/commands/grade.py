@@ -22,6 +22,7 @@ other, so a rerun does not try that student first again.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import selectors
@@ -37,7 +38,8 @@ import pytest
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from grader.commands import check, gradebook
-from grader.engine import notebooks, plugin, registry, sandbox
+from grader.engine import notebooks, options, plugin, registry, runner, sandbox
+from grader.engine.options import Options
 from grader.usage import Parser, UsageError
 from grader.engine.results import CheckResult, SubmissionResult
 
@@ -303,10 +305,10 @@ def serve(argv: list[str]) -> int:
     """A judge (``serve([FD, OUT, *PYTEST_ARGS])``): students from stdin, a line per student to FD."""
     replies, out, pytest_args = os.fdopen(int(argv[0]), "w"), Path(argv[1]), argv[2:]
     requests = os.fdopen(os.dup(0), "r")  # pytest's capture points descriptor 0 at /dev/null
-    check.stop_cleanly_on_sigterm()
-    with check.plugins_named_only(), open(os.devnull, "w") as quiet:
+    runner.stop_cleanly_on_sigterm()
+    with runner.plugins_named_only(), open(os.devnull, "w") as quiet:
         sys.stdout = quiet  # pytest's own reporting is not wanted here; errors still reach stderr
-        code = pytest.main([*pytest_args, *check.PYTEST_ARGS, "-o", "softlookup_table=false", "-p", "no:terminal"],
+        code = pytest.main([*pytest_args, "-p", "no:terminal"],
                            plugins=[_Batch(requests, replies, out)])
     if code == pytest.ExitCode.INTERRUPTED:
         return 130
@@ -322,7 +324,8 @@ def parser() -> Parser:
     p.add_argument("submissions", type=Path, help="folder with one subfolder (or .zip) per student")
     p.add_argument("--out", type=Path, required=True, help="where the gradebook, summary and feedback go")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="students graded at once (default 1)")
-    check.add_grading_options(p)
+    check.add_exercise_option(p)
+    options.declare(p.add_argument, ("solutions", "time_limit", "memory_limit", "time_budget"))
     p.add_argument("--force", action="store_true", help="grade again students already graded in OUT")
     p.add_argument("--allow-unconfined", action="store_true",
                    help="grade even where this machine cannot confine student code fully (not recommended)")
@@ -338,15 +341,13 @@ def usage_problem(args) -> str | None:
         return "--out must not be inside the submissions folder (it would be graded as a student)"
     if args.jobs < 1:
         return f"--jobs must be 1 or more, not {args.jobs}"
-    return check.grading_problem(args)
+    return Options.of(args).problem()
 
 
 def judge_arguments(args, exercises: list[registry.Exercise]) -> list[str]:
     """What every judge passes to pytest: the chosen exercises' checks, hidden ones included, and the options;
     full confinement is required unless --allow-unconfined."""
-    confined = [] if args.allow_unconfined else ["--require-isolation"]
-    return [*[str(path) for e in exercises for path in e.check_files(hidden=True)], *check.plugin_options(args),
-            *confined]
+    return runner.pytest_args(exercises, dataclasses.replace(Options.of(args), require_isolation=not args.allow_unconfined))
 
 
 def main(argv=None) -> int:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import codec, ground_truth, inspection, registry, sandbox
+from grader.engine import codec, ground_truth, inspection, options, registry, sandbox
 from grader.engine.judge import CheckFailure
 from grader.engine.results import CheckResult, SubmissionResult
 
@@ -50,21 +50,7 @@ def pytest_addoption(parser):
     group = parser.getgroup("softlookup", "softlookup grading")
     group.addoption("--submission", default="assignments", metavar="DIR",
                     help="folder with the learner's modules (default: assignments)")
-    group.addoption("--solutions", default=None, metavar="DIR",
-                    help="reference solutions for hidden checks (default: the kit's solutions/)")
-    group.addoption("--time-limit", type=float, default=None, metavar="SECONDS",
-                    help="wall time allowed per call into learner code (default: per exercise)")
-    group.addoption("--time-budget", type=float, default=None, metavar="SECONDS",
-                    help="wall time all the calls into one submission's code may take together, after which the "
-                         f"remaining checks fail at once (default: {sandbox.TIME_BUDGET:g})")
-    group.addoption("--memory-limit", type=float, default=2048, metavar="MB",
-                    help="memory the learner's code may allocate (default: 2048 MB)")
-    group.addoption("--gpt2-model", default=None, metavar="DIR",
-                    help="GPT-2 small for the lesson's claims (default: $SOFTLOOKUP_GPT2, then the HF cache)")
-    group.addoption("--require-isolation", action="store_true",
-                    help="refuse to grade where the kernel cannot confine learner code fully")
-    group.addoption("--public", action="store_true",
-                    help="public checks only: the hidden ones, which need the reference solutions, are left out")
+    options.declare(group.addoption)
     parser.addini("softlookup_table", "print the result table at the end (softlookup check prints its own)",
                   type="bool", default=True)
 
@@ -140,7 +126,7 @@ def begin_submission(config, folder: Path, problem: str = ""):
     config.option.submission = str(folder)
     config.stash[RESULT] = SubmissionResult(str(folder))
     # A whole time budget, no function known to hang, nothing a previous student's code printed carried over:
-    config.stash[SESSION].begin_submission(config.getoption("time_budget") or sandbox.TIME_BUDGET)
+    config.stash[SESSION].begin_submission(config.getoption("time_budget") or options.TIME_BUDGET)
     exercises = config.stash[_EXERCISES]
     invalid = sandbox.SubmissionError("invalid", problem) if problem else None
     config.stash[_UNGRADABLE] = {
@@ -321,7 +307,7 @@ def submission(request):
     def limits_for(module: str) -> sandbox.Limits:
         exercise = registry.exercise(module)
         return sandbox.Limits(time=config.getoption("time_limit") or exercise.time_limit,
-                              memory=int(config.getoption("memory_limit") * 2**20),
+                              memory=int((config.getoption("memory_limit") or options.MEMORY_LIMIT) * 2**20),
                               needs=config.stash.get(_NEEDS, {}).get(module, exercise.needs))
 
     return sandbox.Namespace(config.stash[SESSION], str(folder), limits_for)
@@ -339,6 +325,6 @@ def reference(request):
 
 @pytest.fixture(scope="session")
 def kit(request):
-    namespace = sandbox.Namespace(request.config.stash[SESSION], None, lambda module: KIT_LIMITS, package="grader.lesson",
+    namespace = sandbox.Namespace(request.config.stash[SESSION], None, lambda module: KIT_LIMITS, package=registry.KIT_PACKAGE,
                                   trusted=True)
     return ground_truth.for_checks(namespace, request.config)

@@ -19,6 +19,10 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]  # grader/
 CHECKS_DIR = PACKAGE_DIR / "checks"
 KIT_ROOT = PACKAGE_DIR.parent  # the repository: solutions/ and assignments/ live here
 
+# The lesson's wiring, by name: the engine imports none of the lesson's modules itself.
+KIT_PACKAGE = "grader.lesson"  # the kit's own code that checks reach through the ``kit`` fixture
+MODEL_BUILDER = "grader.lesson.models"  # ``build(spec)``: the GPT-2 a ModelSpec names, in the worker
+
 
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity: there is one of each
 class Exercise:

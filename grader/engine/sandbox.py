@@ -40,7 +40,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.engine import codec
+from grader.engine import codec, registry
+from grader.engine.options import TIME_BUDGET
 from grader.engine.confine import Protections
 from grader.engine.zygote import ForkServer, ForkServerError
 
@@ -53,14 +54,9 @@ COPY_LIMITS = (500, 20 * 2**20)  # files and bytes a submission folder may hold
 # What each kind of fork server imports before forking, from the lightest; a kind can serve those before it.
 SERVER_KINDS = {"numpy": ["numpy", "grader.engine.worker"],
                 "torch": ["numpy", "grader.engine.worker", "torch"],
-                "transformers": ["numpy", "grader.engine.worker", "grader.lesson.models"]}  # torch and transformers come with it
+                "transformers": ["numpy", "grader.engine.worker", registry.MODEL_BUILDER]}  # torch and transformers come with it
 ERROR_KINDS = {"not_implemented", "exception", "syntax", "exit", "memory", "encoding", "refused", "hung"}
 IMPORT_TIME_LIMIT = 30.0  # seconds to import a module: a library the fork server did not preload (scipy, say) included
-# Seconds that all the calls of one submission may take together. The reference solutions' calls take 2.4 s for
-# all six exercises on an idle 2-core machine and 5 to 8 s on a busy one (0.14 to 0.7 s for the three numpy
-# ones): 150 s leaves room for a loaded machine and for slow but honest code, and bounds a submission whose every
-# call stops just short of its limit (about 440 calls) to minutes instead of an hour.
-TIME_BUDGET = 150.0
 MAX_LINES_COUNTED = 10**9  # a worker's count of printed lines, believed up to this
 
 
@@ -240,7 +236,7 @@ class _Slot:
             "directory": self.directory, "scratch": str(self.scratch), "memory_limit": self.limits.memory,
             "confined": not self.trusted, "readable": self.readable, "forbidden": self.session.forbidden,
             "models": [codec.to_plain(spec)["model_spec"] for spec in sorted(self.built, key=repr)],
-            "output_limit": self.session.output_limit,
+            "output_limit": self.session.output_limit, "model_builder": registry.MODEL_BUILDER,
             "hung": [] if self.trusted else [[module, function] for module, function in self.known_hangs()],
         }
         fork_server = server("transformers" if self.built else self.limits.needs)

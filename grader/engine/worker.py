@@ -63,6 +63,7 @@ class Settings:
     readable: list[str] = field(default_factory=list)  # folders a confined worker may read besides Python's
     forbidden: list[str] = field(default_factory=list)  # folders carved out of those (the kit itself)
     models: list[dict] = field(default_factory=list)  # every GPT-2 (tiny or from disk) the calls need, built before learner code runs
+    model_builder: str = ""  # the module that builds them (registry.MODEL_BUILDER): the engine names no lesson module
     output_limit: int = 4000  # characters of printed output kept per call
     hung: list[list[str]] = field(default_factory=list)  # [module, function] that ran past their time limit
     cpu_backstop: int = 900  # seconds of CPU for the whole worker, in case the judge dies
@@ -104,7 +105,8 @@ def serve(data_fd: int, settings: Settings, namespaces: dict, host_uid: int, kee
     conn = socket.socket(fileno=data_fd)
     try:
         _isolate(settings, keep=(data_fd, *keep))
-        models = {spec: _build(spec) for spec in map(lambda plain: codec.ModelSpec(**plain), settings.models)}
+        specs = [codec.ModelSpec(**plain) for plain in settings.models]
+        models = {spec: _build(settings.model_builder, spec) for spec in specs}
         if settings.confined:
             protections = confine.restrict(
                 read=confine.python_installation(settings.forbidden) + list(settings.readable),
@@ -155,10 +157,9 @@ def _open_descriptors() -> list[int]:
         return list(range(3, 256))
 
 
-def _build(spec: codec.ModelSpec):
-    from grader.lesson import models  # torch is imported only where GPT-2 is used (and is preloaded there)
-
-    return models.build(spec)
+def _build(builder: str, spec: codec.ModelSpec):
+    """The model ``spec`` names, from the lesson's builder (torch comes with it, preloaded where GPT-2 is used)."""
+    return importlib.import_module(builder).build(spec)
 
 
 class _Printed(io.TextIOBase):

@@ -3,7 +3,7 @@
 ``check_here("lookup")`` writes what this kernel has defined (the learner's
 functions, their imports and plain constants) as ``lookup.py`` in a temporary
 folder, beside the other exercises this folder holds (``softmax.ipynb`` made
-into ``softmax.py``), and calls :func:`grader.commands.check.grade` on it: the same
+into ``softmax.py``), and calls :func:`grader.engine.runner.run_checks` on it: the same
 checks, workers and limits as ``softlookup check``, and the same table, as
 HTML. ``graded(...)`` is the nbgrader test cells' version: one engine run per
 version of the code, then one check's verdict per cell.
@@ -28,6 +28,7 @@ import types
 from pathlib import Path
 
 from grader.engine import notebooks, registry
+from grader.engine.options import Options
 from grader.engine.results import SubmissionResult, html
 
 KIT_MODULES = ("grader", "softlookup")
@@ -114,13 +115,12 @@ def _run_by_a_notebook(namespace: dict) -> bool:
 
 
 def _grade(name: str, namespace: dict, hidden: bool = True) -> SubmissionResult:
-    from grader.commands.check import grade
+    from grader.engine.runner import run_checks  # pytest, imported at the first check, not with the notebook
 
     exercise = registry.exercise(name)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     with tempfile.TemporaryDirectory(prefix="softlookup-kernel-") as folder:
         _folder_for(exercise, namespace, exercises_folder(), Path(folder))
-        result = grade(Path(folder), [exercise], hidden=hidden)
+        result = run_checks(Path(folder), [exercise], Options(public=not hidden))
     result.submission = f"this notebook ({exercise.module})"
     return result
 

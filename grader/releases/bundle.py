@@ -24,6 +24,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from grader.engine import edition, ground_truth, registry
+from grader.engine.options import Options
 from grader.releases import classroom, distribution, leak_scan
 from grader.releases.assignments import planned
 from grader.usage import UsageError
@@ -89,7 +90,7 @@ def public_registry(source: str, hidden: set[str]) -> str:
 
 def record_ground_truth(solutions: Path) -> dict:
     """Every answer the public GPT-2 checks ask the kit for, recorded while they grade the reference."""
-    from grader.commands.check import grade
+    from grader.engine.runner import run_checks  # pytest, imported only when a bundle is made
 
     record: dict = {}
 
@@ -99,7 +100,7 @@ def record_ground_truth(solutions: Path) -> dict:
             config.stash[ground_truth.RECORD] = record
 
     exercises = [exercise for exercise in registry.EXERCISES if exercise.needs == "transformers"]
-    result = grade(solutions, exercises, hidden=False, plugins=[_Record()])
+    result = run_checks(solutions, exercises, Options(public=True), plugins=[_Record()])
     if not result.full_marks:
         raise RuntimeError(f"the reference solutions earn {result.score:g}/{result.max_score:g} on the public GPT-2 "
                            "checks, so their answers cannot be recorded")

@@ -1,0 +1,88 @@
+"""How to grade, declared once: the options every road to the checks shares.
+
+``softlookup check``, ``softlookup grade``, the Gradescope autograder, a
+notebook's ``check_here``, nbgrader's autograde step and plain ``pytest`` all
+grade through the same pytest plugin. :data:`DECLARED` lists each option once,
+in argparse's terms, which pytest's ``addoption`` also speaks; commands add
+them to their parsers, the plugin to pytest's, and :class:`Options` carries
+the values from one to the other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+# Seconds that all the calls of one submission may take together. The reference solutions' calls take 2.4 s for
+# all six exercises on an idle 2-core machine and 5 to 8 s on a busy one (0.14 to 0.7 s for the three numpy
+# ones): 150 s leaves room for a loaded machine and for slow but honest code, and bounds a submission whose every
+# call stops just short of its limit (about 440 calls) to minutes instead of an hour.
+TIME_BUDGET = 150.0
+MEMORY_LIMIT = 2048.0  # MB a learner's worker may use
+
+DECLARED: dict[str, dict] = {  # option -> argparse keywords (the flag is --option with - for _)
+    "solutions": dict(type=Path, metavar="DIR",
+                      help="reference solutions for the hidden checks (default: the kit's solutions/)"),
+    "time_limit": dict(type=float, metavar="SECONDS",
+                       help="wall time per call into the learner's code (default: 5; 30 for GPT-2)"),
+    "memory_limit": dict(type=float, metavar="MB", help=f"memory the learner's code may use (default {MEMORY_LIMIT:g})"),
+    "time_budget": dict(type=float, metavar="SECONDS",
+                        help=f"all calls into one submission's code together (default {TIME_BUDGET:g}); once it is "
+                             "spent, the remaining checks fail at once"),
+    "gpt2_model": dict(type=Path, metavar="DIR",
+                       help="GPT-2 small, for the lesson's claims (default: $SOFTLOOKUP_GPT2, then the HF cache)"),
+    "require_isolation": dict(action="store_true",
+                              help="refuse to grade unless learner code can be fully confined on this machine"),
+    "public": dict(action="store_true", help="run the public checks only, not the hidden ones"),
+}
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def declare(add, names=tuple(DECLARED)):
+    """Declare ``names`` with ``add``: an argparse parser's ``add_argument`` or a pytest group's ``addoption``."""
+    for name in names:
+        add(flag(name), dest=name, **DECLARED[name])
+
+
+@dataclass(frozen=True)
+class Options:
+    """The values of :data:`DECLARED`; ``None`` (or False) leaves the plugin's default."""
+
+    solutions: Path | None = None
+    time_limit: float | None = None
+    memory_limit: float | None = None
+    time_budget: float | None = None
+    gpt2_model: Path | None = None
+    require_isolation: bool = False
+    public: bool = False
+
+    @classmethod
+    def of(cls, values) -> "Options":
+        """From a parsed command line or pytest's config.option: whichever of the names it has."""
+        return cls(**{field.name: getattr(values, field.name) for field in dataclasses.fields(cls)
+                      if getattr(values, field.name, None) is not None})
+
+    def problem(self) -> str | None:
+        """What is wrong with these values, in one line (None if nothing)."""
+        for name in ("time_limit", "memory_limit", "time_budget"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                return f"{flag(name)} must be a positive number, not {value:g}"
+        if self.solutions and not Path(self.solutions).is_dir():
+            return f"{flag('solutions')} {self.solutions} is not a folder"
+        return None
+
+    def pytest_args(self) -> list[str]:
+        """These values as the plugin's command line (paths made absolute: pytest may run elsewhere)."""
+        args = []
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if value is True:
+                args.append(flag(field.name))
+            elif value not in (None, False):
+                args.append(f"{flag(field.name)}={Path(value).resolve() if isinstance(value, Path) else value}")
+        return args

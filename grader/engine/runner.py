@@ -1,0 +1,96 @@
+"""The one way to grade a folder: :func:`run_checks` runs the checks with pytest and returns the result.
+
+Every road calls it (``softlookup check``, a notebook's ``check_here``, the
+Gradescope autograder, nbgrader's autograde step, the student bundle's
+release), and ``softlookup grade``'s judges run pytest the same way
+(:func:`pytest_args`). pytest runs in this process; the learner's code runs
+in confined workers, never here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from grader.engine import plugin, registry, sandbox
+from grader.engine.options import Options
+from grader.engine.results import SubmissionResult
+
+# pytest's own plugins that the judge has no use for (several cost time on every check).
+UNUSED_PLUGINS = ("cacheprovider", "logging", "warnings", "faulthandler", "unraisableexception", "threadexception",
+                  "doctest", "junitxml", "pastebin", "stepwise")
+# How the judge runs pytest: its own configuration file, no conftest.py from anywhere, no plugin it did not
+# name, no folder put on sys.path, no assertion rewriting (the checks report through grader.engine.judge).
+PYTEST_ARGS = ["-c", str(registry.CHECKS_DIR / "pytest.ini"), f"--rootdir={registry.CHECKS_DIR}", "--noconftest",
+               "-p", "grader.engine.plugin", "--import-mode=importlib", "--assert=plain", "-o", "addopts=",
+               "-o", "softlookup_table=false", *[arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")]]
+
+
+def pytest_args(exercises: list[registry.Exercise], options: Options) -> list[str]:
+    """The check files of ``exercises`` (public ones only with ``options.public``) and the options, for pytest."""
+    files = [str(path) for exercise in exercises for path in exercise.check_files(hidden=not options.public)]
+    return [*files, *options.pytest_args(), *PYTEST_ARGS]
+
+
+def run_checks(folder: Path, exercises: list[registry.Exercise], options: Options = Options(),
+               verbose: bool = False, plugins=()) -> SubmissionResult:
+    """Run the checks of ``exercises`` on ``folder`` and return the result (``plugins``: more pytest plugins).
+
+    Raises RuntimeError, in one line, when the checks cannot run at all (pytest's usage errors included).
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # grading never downloads: fail at once, never retry
+    # The fork servers start now, so that their imports (seconds, for torch) overlap pytest's start-up.
+    sandbox.preload(plugin.servers_needed(Path(folder), exercises))
+    args = [*pytest_args(exercises, options), f"--submission={folder}"]
+    capture, output = _Capture(), io.StringIO()
+    with plugins_named_only():
+        if verbose:
+            code = pytest.main([*args, "-v"], plugins=[capture, *plugins])
+        else:
+            with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+                code = pytest.main([*args, "-q"], plugins=[capture, *plugins])
+    if code == pytest.ExitCode.INTERRUPTED:
+        raise KeyboardInterrupt
+    if capture.result is None or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        lines = output.getvalue().strip().splitlines()
+        errors = [line.removeprefix("ERROR: ") for line in lines if line.startswith("ERROR: ")]
+        raise RuntimeError(errors[0] if errors else f"the checks could not run (pytest exit {int(code)}): "
+                           f"{' '.join(lines[-1:])}")
+    return capture.result
+
+
+class _Capture:
+    """A pytest plugin object that keeps the session's result for the caller."""
+
+    result: SubmissionResult | None = None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session):
+        self.result = session.config.stash.get(plugin.RESULT, None)
+
+
+@contextlib.contextmanager
+def plugins_named_only():
+    """No pytest plugin loads by entry point while the judge runs: only those PYTEST_ARGS names."""
+    before = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = before
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt  # pytest then finishes its session: workers stopped, temporary folders removed
+
+
+def stop_cleanly_on_sigterm():
+    signal.signal(signal.SIGTERM, _interrupt)
