@@ -72,6 +72,11 @@ def planned(solutions: Path, assignments: Path) -> dict[Path, str]:
     return plan
 
 
+def out_of_date(plan: dict[Path, str]) -> list[Path]:
+    """The planned files that are missing or differ from their plan: what ``--check`` reports."""
+    return [path for path, text in plan.items() if not path.exists() or path.read_text() != text]
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] and argv[0] in RELEASES:
@@ -90,7 +95,7 @@ def main(argv=None) -> int:
     except (MarkerError, FileNotFoundError) as error:
         print(f"softlookup release: {error}", file=sys.stderr)
         return 2
-    stale = [path for path, text in plan.items() if not path.exists() or path.read_text() != text]
+    stale = out_of_date(plan)
     if args.check:
         for path in stale:
             print(f"out of date: {path} (run `softlookup release`)", file=sys.stderr)
