@@ -134,28 +134,34 @@ def hidden_checks_missing(kit):
             "the instructor grades, each marked @pytest.mark.points(N)")
 
 
+def softmax_checks_edited(kit, old, new, function, problem) -> str:
+    """Edit softmax's public checks; the line dev check prints for ``function`` there."""
+    path = kit / SOFTMAX_CHECKS
+    edit(path, old, new)
+    return f"{SOFTMAX_CHECKS}:{line_of(path, f'def {function}(')}: {problem}"
+
+
 @kind
 def check_without_points(kit):
-    path = kit / SOFTMAX_CHECKS
-    edit(path, "@pytest.mark.points(2)\n@pytest.mark.parametrize(\"axis\"", "@pytest.mark.parametrize(\"axis\"")
-    return (f"{SOFTMAX_CHECKS}:{line_of(path, 'def test_axis(')}: check test_axis has no points: mark it "
-            "@pytest.mark.points(N), 0 for a check worth none")
+    return softmax_checks_edited(kit, "@pytest.mark.points(2)\n@pytest.mark.parametrize(\"axis\"",
+                                 "@pytest.mark.parametrize(\"axis\"", "test_axis",
+                                 "check test_axis has no points: mark it @pytest.mark.points(N), 0 for a check worth "
+                                 "none")
 
 
 @kind
 def points_not_a_number(kit):
-    path = kit / SOFTMAX_CHECKS
-    edit(path, "@pytest.mark.points(2)\ndef test_lesson_scores", "@pytest.mark.points(\"2\")\ndef test_lesson_scores")
-    return (f"{SOFTMAX_CHECKS}:{line_of(path, 'def test_lesson_scores(')}: check test_lesson_scores needs one "
-            "@pytest.mark.points(N) with N a number literal, 0 or more")
+    return softmax_checks_edited(kit, "@pytest.mark.points(2)\ndef test_lesson_scores",
+                                 "@pytest.mark.points(\"2\")\ndef test_lesson_scores", "test_lesson_scores",
+                                 "check test_lesson_scores needs one @pytest.mark.points(N) with N a number literal, "
+                                 "0 or more")
 
 
 @kind
 def points_on_a_helper(kit):
-    path = kit / SOFTMAX_CHECKS
-    edit(path, "\ndef scores(shape", "\n@pytest.mark.points(1)\ndef scores(shape")
-    return (f"{SOFTMAX_CHECKS}:{line_of(path, 'def scores(')}: scores is not a check (a test_ function at the top "
-            "level): remove its @pytest.mark.points")
+    return softmax_checks_edited(kit, "\ndef scores(shape", "\n@pytest.mark.points(1)\ndef scores(shape", "scores",
+                                 "scores is not a check (a test_ function at the top level): remove its "
+                                 "@pytest.mark.points")
 
 
 @kind
@@ -180,7 +186,8 @@ def too_few_mistakes(kit):
 @kind
 def mistake_names_no_check(kit):
     append(kit / "tests" / "mistakes.py", 'MISTAKES.append(edit("typo", "softmax", "x", "y", "test_axes", "axis"))\n')
-    return "tests/mistakes.py: mistake 'typo' names test_axes, which is no check of softmax: name the check that fails it"
+    return ("tests/mistakes.py: mistake 'typo' names test_axes, which is no check of softmax: name the check that "
+            "fails it")
 
 
 @kind
@@ -214,7 +221,8 @@ def no_hint(kit):
 @kind
 def readme_row_points(kit):
     edit(kit / "README.md", "`fit_nearest_key` | 28 |", "`fit_nearest_key` | 27 |")
-    return f"README.md:{line_of(kit / 'README.md', '| `learning.py`')}: the row of learning.py gives 27 points: make it 28"
+    row = line_of(kit / "README.md", "| `learning.py`")
+    return f"README.md:{row}: the row of learning.py gives 27 points: make it 28"
 
 
 @kind
@@ -242,7 +250,8 @@ def check_file_of_no_exercise(kit):
 def placeholder_left(kit):
     path = kit / "grader" / "checks" / "hidden" / "test_lookup.py"
     append(path, f"# {dev.PLACEHOLDER}: more cases\n")
-    return f"{path.relative_to(kit)}:{line_of(path, dev.PLACEHOLDER)}: still {dev.PLACEHOLDER}: write the exercise's own text there"
+    return (f"grader/checks/hidden/test_lookup.py:{line_of(path, dev.PLACEHOLDER)}: still {dev.PLACEHOLDER}: write "
+            "the exercise's own text there")
 
 
 @pytest.mark.parametrize("plant", KINDS.values(), ids=KINDS)
@@ -269,6 +278,17 @@ def test_dev_outside_the_kits_repository_says_where_it_belongs(tmp_path, layout,
         (tmp_path / "grader" / "commands" / "dev.py").unlink()
     done = softlookup(tmp_path, "dev", "check")
     assert done.returncode == 2 and done.stderr.startswith(expected), done.stderr
+
+
+@pytest.mark.parametrize("name,reason", [
+    ("softmax", "softmax is an exercise already"),
+    ("Demo", "'Demo' is not a lowercase Python identifier"),
+    ("numpy", "numpy is a module installed here already; a learner's numpy.py would hide it"),
+])
+def test_dev_new_refuses_a_name_it_cannot_use(capsys, name, reason):
+    with pytest.raises(SystemExit) as refused:
+        dev.main(["new", name])
+    assert refused.value.code == 2 and f"softlookup dev: {reason}" in capsys.readouterr().err
 
 
 # -- dev new: a seventh exercise, filled in ---------------------------------------------------------------

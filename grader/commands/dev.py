@@ -100,11 +100,7 @@ def check_problems(exercise: registry.Exercise) -> tuple[list[registry.Check], l
         if not path.is_file():
             problems.append(f"{shown(path)}: missing: write {what}, each marked @pytest.mark.points(N)")
             continue
-        try:
-            checks, wrong = registry.read_checks(path)
-        except SyntaxError as error:
-            problems.append(f"{shown(path)}:{error.lineno}: {error.msg}: fix it")
-            continue
+        checks, wrong = registry.read_checks(path)
         if not checks and not wrong:
             problems.append(f"{shown(path)}: no check: write a test_ function marked @pytest.mark.points(N)")
         found += checks
@@ -163,12 +159,15 @@ def degenerate_problems(answers: dict[str, str]) -> list[str]:
     return problems
 
 
+def line_at(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
 def readme_problems(checks: dict[str, list[registry.Check]]) -> list[str]:
-    """The exercises table and the sentences that state a total, against the checks' points."""
+    """The README's exercises table and the sentences that state a total, against the checks' points."""
     text = README.read_text()
     if "\n## The exercises\n" not in text:
-        return ["README.md: no section \"## The exercises\" with its table of exercises and points: put it back"]
-    line_of = lambda offset: text.count("\n", 0, offset) + 1  # noqa: E731
+        return ['README.md: no section "## The exercises" with its table of exercises and points: put it back']
     totals = {"public": sum(c.points for found in checks.values() for c in found if not c.hidden),
               "hidden": sum(c.points for found in checks.values() for c in found if c.hidden)}
     totals["all"] = totals["public"] + totals["hidden"]
@@ -178,28 +177,31 @@ def readme_problems(checks: dict[str, list[registry.Check]]) -> list[str]:
         if not matches:
             problems.append(f"README.md: no sentence matches {pattern.pattern!r}: state {what} ({totals[total]:g}) "
                             "in those words")
-        problems += [f"README.md:{line_of(match.start(1))}: make {' '.join(match.group(0).split())!r} say "
+        problems += [f"README.md:{line_at(text, match.start(1))}: make {' '.join(match.group(0).split())!r} say "
                      f"{totals[total]:g} ({what})" for match in matches if float(match.group(1)) != totals[total]]
+    return problems + table_problems(text, {module: sum(c.points for c in found) for module, found in checks.items()})
+
+
+def table_problems(text: str, points: dict[str, float]) -> list[str]:
+    """The README's table of exercises: a row per exercise, in order, with its points."""
     section = text.index("\n## The exercises\n") + 1
     rows = {}
-    for number, line in enumerate(text[section:].split("\n\n## ")[0].splitlines(), line_of(section)):
+    for number, line in enumerate(text[section:].split("\n\n## ")[0].splitlines(), line_at(text, section)):
         if match := README_ROW.match(line):
             rows[match.group(1)] = (number, float(match.group(2)))
-    last = None
+    problems, last = [], None
     for exercise in registry.EXERCISES:
-        points = sum(check.points for check in checks[exercise.module])
-        if exercise.module not in rows:
+        module = exercise.module
+        if module not in rows:
             after = f" after the row of {last}.py" if last else ""
-            problems.append(f"README.md: the exercises table has no row for {exercise.module}.py: add | "
-                            f"`{exercise.module}.py` | {', '.join(f'`{name}`' for name in exercise.functions)} | "
-                            f"{points:g} |{after}")
-        elif rows[exercise.module][1] != points:
-            problems.append(f"README.md:{rows[exercise.module][0]}: the row of {exercise.module}.py gives "
-                            f"{rows[exercise.module][1]:g} points: make it {points:g}")
-        last = exercise.module
-    problems += [f"README.md:{number}: the exercises table has a row for {module}.py, which is no exercise: "
-                 "remove it" for module, (number, _) in rows.items() if module not in registry.BY_MODULE]
-    return problems
+            problems.append(f"README.md: the exercises table has no row for {module}.py: add | `{module}.py` | "
+                            f"{', '.join(f'`{name}`' for name in exercise.functions)} | {points[module]:g} |{after}")
+        elif rows[module][1] != points[module]:
+            problems.append(f"README.md:{rows[module][0]}: the row of {module}.py gives {rows[module][1]:g} points: "
+                            f"make it {points[module]:g}")
+        last = module
+    return problems + [f"README.md:{number}: the exercises table has a row for {module}.py, which is no exercise: "
+                       "remove it" for module, (number, _) in rows.items() if module not in registry.BY_MODULE]
 
 
 def stray_problems() -> list[str]:
@@ -339,8 +341,8 @@ Next, replace every {todo} in them:
   6. pytest tests/test_kit.py tests/test_wrong_implementations.py tests/test_degenerate.py: grades them"""
 
 
-def insert_before_closing(path: Path, variable: str, text: str):
-    """Add ``text`` as the last lines of the last list or dict literal that ``path`` assigns (or adds) to
+def with_entry(path: Path, variable: str, entry: str) -> str:
+    """``path``'s text with ``entry`` as the last lines of the last list or dict literal it assigns (or adds) to
     ``variable``, so that a catalogue's entries stay in the order of the exercises."""
     source = path.read_text()
     lines = source.splitlines(keepends=True)
@@ -350,52 +352,66 @@ def insert_before_closing(path: Path, variable: str, text: str):
     closing = literals[-1].end_lineno - 1 if literals else None
     if closing is None or lines[closing].strip() not in ("]", "}"):
         raise ValueError(f"{shown(path)}: no {variable} = ... ending in a line of its own to add to")
-    path.write_text("".join(lines[:closing]) + text + "".join(lines[closing:]))
+    return "".join(lines[:closing]) + entry + "".join(lines[closing:])
 
 
-def new_exercise(name: str) -> list[Path]:
-    """Scaffold exercise ``name``; the files written, then those added to."""
+def scaffold(name: str) -> dict[Path, str]:
+    """Every file that exercise ``name`` adds or changes, and its new text: its own first, then the shared ones."""
     fields = {"name": name, "number": len(registry.EXERCISES) + 1, "todo": PLACEHOLDER, "begin": release.BEGIN,
               "end": release.END, "rule": "-" * (82 - len(name))}
-    own = {SOLUTIONS / f"{name}.py": SOLUTION, registry.CHECKS_DIR / "public" / f"test_{name}.py": PUBLIC_CHECKS,
-           registry.CHECKS_DIR / "hidden" / f"test_{name}.py": HIDDEN_CHECKS}
-    for path, template in own.items():
-        path.write_text(template.format(**fields))
-    with open(registry.EXERCISES_FILE, "a") as entries:
-        entries.write(REGISTRY_ENTRY.format(**fields))
-    insert_before_closing(TESTS / "mistakes.py", "MISTAKES", MISTAKES_ENTRY.format(**fields))
-    insert_before_closing(TESTS / "degenerate.py", "MODULES", DEGENERATE_ENTRY.format(**fields))
-    return [*own, registry.EXERCISES_FILE, TESTS / "mistakes.py", TESTS / "degenerate.py"]
+    return {
+        SOLUTIONS / f"{name}.py": SOLUTION.format(**fields),
+        registry.CHECKS_DIR / "public" / f"test_{name}.py": PUBLIC_CHECKS.format(**fields),
+        registry.CHECKS_DIR / "hidden" / f"test_{name}.py": HIDDEN_CHECKS.format(**fields),
+        registry.EXERCISES_FILE: registry.EXERCISES_FILE.read_text() + REGISTRY_ENTRY.format(**fields),
+        TESTS / "mistakes.py": with_entry(TESTS / "mistakes.py", "MISTAKES", MISTAKES_ENTRY.format(**fields)),
+        TESTS / "degenerate.py": with_entry(TESTS / "degenerate.py", "MODULES", DEGENERATE_ENTRY.format(**fields)),
+    }
+
+
+def new(name: str) -> str | None:
+    """Scaffold exercise ``name`` and say what is left to do; or why not, with nothing written."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
+        return f"{name!r} is not a lowercase Python identifier; it names the module and its function"
+    if name in registry.BY_MODULE:
+        return f"{name} is an exercise already"
+    if importlib.util.find_spec(name) is not None:
+        return f"{name} is a module installed here already; a learner's {name}.py would hide it"
+    try:
+        plan = scaffold(name)
+    except ValueError as error:
+        return f"{error}; nothing was written"
+    own, shared = list(plan)[:3], list(plan)[3:]
+    if existing := [shown(path) for path in own if path.exists()]:
+        return f"{', '.join(existing)} exists already; nothing was written"
+    for path, text in plan.items():
+        path.write_text(text)
+    print(f"exercise {len(registry.EXERCISES) + 1}, {name}: wrote {', '.join(map(shown, own))}; added its entry "
+          f"to {', '.join(map(shown, shared))}")
+    print(NEXT_STEPS.format(todo=PLACEHOLDER, name=name, registry=shown(registry.EXERCISES_FILE),
+                            mistakes=MIN_MISTAKES))
+    return None
+
+
+def check() -> int:
+    found = problems()
+    print("\n".join(found) if found else f"{len(registry.EXERCISES)} exercises, all in step")
+    return 1 if found else 0
 
 
 def main(argv=None) -> int:
     parser = Parser(prog="softlookup dev", description=__doc__.splitlines()[0])
     actions = parser.add_subparsers(dest="action", required=True, metavar="{check,new}")
     actions.add_parser("check", help="list what is out of step between the exercises and the kit, in seconds")
-    new = actions.add_parser("new", help="scaffold a new exercise and print the steps left")
-    new.add_argument("name", help="the exercise's module, and its first function (a lowercase identifier)")
+    scaffolding = actions.add_parser("new", help="scaffold a new exercise and print the steps left")
+    scaffolding.add_argument("name", help="the exercise's module, and its first function (a lowercase identifier)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if not (SOLUTIONS.is_dir() and TESTS.is_dir()):
         print(f"softlookup dev: this is for the kit's repository, with solutions/ and tests/ beside grader/; "
               f"{registry.KIT_ROOT} is not one", file=sys.stderr)
         return 2
     if args.action == "check":
-        found = problems()
-        for line in found:
-            print(line)
-        if not found:
-            print(f"{len(registry.EXERCISES)} exercises, all in step")
-        return 1 if found else 0
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", args.name) or keyword.iskeyword(args.name):
-        parser.error(f"{args.name!r} is not a lowercase Python identifier; it names the module and its function")
-    if args.name in registry.BY_MODULE:
-        parser.error(f"{args.name} is an exercise already")
-    for path in (SOLUTIONS / f"{args.name}.py", *(registry.CHECKS_DIR.glob(f"*/test_{args.name}.py"))):
-        if path.exists():
-            parser.error(f"{shown(path)} exists already; nothing was written")
-    touched = new_exercise(args.name)
-    print(f"exercise {len(registry.EXERCISES) + 1}, {args.name}: wrote {', '.join(shown(p) for p in touched[:3])}; "
-          f"added its entry to {', '.join(shown(p) for p in touched[3:])}")
-    print(NEXT_STEPS.format(todo=PLACEHOLDER, name=args.name, registry=shown(registry.EXERCISES_FILE),
-                            mistakes=MIN_MISTAKES))
+        return check()
+    if refused := new(args.name):
+        parser.error(refused)
     return 0

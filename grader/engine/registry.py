@@ -80,40 +80,48 @@ class Exercise:
         return sum(self.points.values())
 
 
-def _points_marker(decorator: ast.expr) -> ast.Call | None:
-    """The ``pytest.mark.points(...)`` call among a function's decorators, else None."""
-    if isinstance(decorator, ast.Call) and ast.unparse(decorator.func) == "pytest.mark.points":
-        return decorator
-    return None
+def _points_markers(node: ast.FunctionDef | ast.ClassDef) -> list[ast.Call]:
+    """The ``@pytest.mark.points(...)`` decorators of a function or class."""
+    return [decorator for decorator in node.decorator_list
+            if isinstance(decorator, ast.Call) and ast.unparse(decorator.func) == "pytest.mark.points"]
+
+
+def _points(markers: list[ast.Call]) -> int | float | None:
+    """N of a lone ``@pytest.mark.points(N)`` whose N is a number literal, 0 or more; else None."""
+    if len(markers) != 1 or len(markers[0].args) != 1 or markers[0].keywords:
+        return None
+    value = markers[0].args[0].value if isinstance(markers[0].args[0], ast.Constant) else None
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
 
 
 def read_checks(path: Path) -> tuple[list[Check], list[str]]:
     """The checks of one check file with their points, and one line per check or marker that is wrong."""
-    name = path.relative_to(KIT_ROOT) if path.is_relative_to(KIT_ROOT) else path
-    tree = ast.parse(path.read_text(), str(path))
+    name = path.relative_to(KIT_ROOT)
+    try:
+        tree = ast.parse(path.read_text(), str(path))
+    except SyntaxError as error:
+        return [], [f"{name}:{error.lineno}: {error.msg}: fix it"]
     checks, problems = [], []
     top_level = {id(node) for node in tree.body}
     for node in ast.walk(tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        markers = [marker for decorator in node.decorator_list if (marker := _points_marker(decorator))]
+        markers = _points_markers(node)
         is_check = id(node) in top_level and isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
         if not is_check:
             if markers:
                 problems.append(f"{name}:{node.lineno}: {node.name} is not a check (a test_ function at the top "
                                 "level): remove its @pytest.mark.points")
             continue
-        value = markers[0].args[0].value if (
-            len(markers) == 1 and len(markers[0].args) == 1 and not markers[0].keywords
-            and isinstance(markers[0].args[0], ast.Constant)) else None
+        points = _points(markers)
         if not markers:
             problems.append(f"{name}:{node.lineno}: check {node.name} has no points: mark it "
                             "@pytest.mark.points(N), 0 for a check worth none")
-        elif isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        elif points is None:
             problems.append(f"{name}:{node.lineno}: check {node.name} needs one @pytest.mark.points(N) with N a "
                             "number literal, 0 or more")
         else:
-            checks.append(Check(node.name, value, path.parent.name == "hidden"))
+            checks.append(Check(node.name, points, path.parent.name == "hidden"))
     return checks, problems
 
 
