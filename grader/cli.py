@@ -15,6 +15,7 @@ COMMANDS = {
     "release": ("grader.commands.release", "make assignments/, a student bundle, a Gradescope autograder or an nbgrader course"),
     "gpt2-report": ("grader.commands.report", "measure the lesson's GPT-2 numbers and draw the head"),
     "fetch-gpt2": ("grader.commands.fetch", "download GPT-2 small (on a machine with internet)"),
+    "dev": ("grader.commands.dev", "for the kit's authors: check that the exercises are in step, or add one"),
 }
 
 def available() -> dict[str, tuple[str, str]]:
@@ -36,6 +37,10 @@ def main(argv=None) -> int:
         print(f"softlookup {version('softlookup')}")
         return 0
     name, rest = argv[0], argv[1:]
+    if name in COMMANDS and name not in commands:  # a student bundle leaves the instructor's commands out
+        print(f"softlookup: {name} is for the kit's repository; this edition has: {', '.join(commands)}",
+              file=sys.stderr)
+        return 2
     if name not in commands:
         print(f"softlookup: unknown command {name!r}; choose one of: {', '.join(commands)}", file=sys.stderr)
         return 2

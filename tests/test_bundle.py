@@ -92,7 +92,7 @@ def test_the_recorded_gpt2_answers_are_those_of_the_public_checks_inputs_only(ma
 
 def test_the_scan_finds_what_it_looks_for(tmp_path):
     """A reference line, a marker and a hidden check's name, planted in a copy, are each found."""
-    assert len(leak_scan.reference_lines(SOLUTIONS)) > 50 and len(HIDDEN) == 17
+    assert len(leak_scan.reference_lines(SOLUTIONS)) > 50 and len(HIDDEN) >= len(registry.EXERCISES)
     line = "scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1])"
     assert line in leak_scan.reference_lines(SOLUTIONS)
     (tmp_path / "planted.py").write_text(f"    {line}\n### BEGIN SOLUTION\n")

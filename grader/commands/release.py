@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from grader.engine import registry
-from grader.releases.assignments import planned
+from grader.releases.assignments import out_of_date, planned
 from grader.releases.stubs import MarkerError
 from grader.usage import Parser, UsageError
 
@@ -44,7 +44,7 @@ def main(argv=None) -> int:
         plan = planned(args.solutions, args.assignments)
     except (MarkerError, FileNotFoundError) as error:
         raise UsageError(str(error)) from None
-    stale = [path for path, text in plan.items() if not path.exists() or path.read_text() != text]
+    stale = out_of_date(plan)
     if args.check:
         for path in stale:
             print(f"out of date: {path} (run `softlookup release`)", file=sys.stderr)

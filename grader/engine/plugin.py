@@ -57,6 +57,8 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpt2_weights: needs the real GPT-2 weights; skipped without them")
+    config.addinivalue_line("markers", "points(n): what a check is worth; grader.engine.registry reads it from the "
+                                       "source")
     config.stash[RESULT] = SubmissionResult(str(config.getoption("submission")))
     config.stash[_CASES] = {}
     solutions = config.getoption("solutions")
@@ -91,8 +93,12 @@ def pytest_collection_finish(session):
         exercise, _ = found
         exercises.add(exercise)
         name = item.originalname
-        if name not in exercise.points:
-            raise pytest.UsageError(f"check {name} in {item.path.name} has no points in grader/registry.py")
+        try:
+            points = exercise.points
+        except registry.RegistryError as error:
+            raise pytest.UsageError(str(error)) from None
+        if name not in points:  # collected, but not a marked test function of its own file (imported, made)
+            raise pytest.UsageError(f"check {name} in {item.path.name} has no @pytest.mark.points(N) of its own")
         counts[(exercise.module, name)] = counts.get((exercise.module, name), 0) + 1
         _report_verdicts_plainly(item)
     hidden = {exercise for item in session.items if (found := _check_of(item)) and found[1]

@@ -17,3 +17,8 @@ def planned(solutions: Path, assignments: Path) -> dict[Path, str]:
         plan[assignments / f"{exercise.module}.py"] = make_stub(source, f"{exercise.module}.py")
         plan[assignments / f"{exercise.module}.ipynb"] = learner_notebook(exercise, source)
     return plan
+
+
+def out_of_date(plan: dict[Path, str]) -> list[Path]:
+    """The planned files that are missing or differ from their plan: what ``--check`` reports."""
+    return [path for path, text in plan.items() if not path.exists() or path.read_text() != text]

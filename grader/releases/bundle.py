@@ -5,8 +5,9 @@ OUT is a project to hand out (or to make a GitHub Classroom template of):
 stubs (``assignments/``, modules and notebooks), a README and a GitHub
 Classroom workflow. Its ``grader`` package has the public checks, the
 widgets and the learner's commands (check, hint, fetch-gpt2); its registry
-lists the public checks' points only, and ``data/student_edition.json``
-says what the hidden checks are worth (:mod:`grader.engine.edition`).
+finds the public checks' points only, there being no hidden check file to
+read them from, and ``data/student_edition.json`` says what the hidden
+checks are worth (:mod:`grader.engine.edition`).
 
 Left out, and why (:data:`KEPT_BACK`): the reference solutions, the hidden
 checks, the code that computes GPT-2's ground truth (its answers are
@@ -17,7 +18,6 @@ line of the reference or any hidden check is in it.
 
 from __future__ import annotations
 
-import ast
 import json
 import sys
 from importlib.metadata import version
@@ -33,19 +33,21 @@ from grader.usage import UsageError
 SHIPPED = [
     "__init__.py", "cli.py", "usage.py",
     *[f"engine/{name}.py" for name in ("__init__", "codec", "confine", "edition", "ground_truth", "judge",
-                                        "inspection", "notebooks", "plugin", "results", "sandbox", "worker", "zygote")],
+                                        "inspection", "notebooks", "options", "plugin", "registry", "results",
+                                        "runner", "sandbox", "worker", "zygote")],
     *[f"commands/{name}.py" for name in ("__init__", "check", "fetch", "hint")],
     "releases/__init__.py", "releases/classroom.py",
     *[f"lesson/{name}.py" for name in ("__init__", "explore", "kernel", "lesson", "models", "widgets")],
-    "checks/__init__.py", "checks/fixtures.py", "checks/pytest.ini", "checks/public", "data/gpt2",
+    "checks/__init__.py", "checks/exercises.toml", "checks/fixtures.py", "checks/pytest.ini", "checks/public",
+    "data/gpt2",
 ]
 # The rest stays with the instructor; a kit test keeps the two lists complete.
 KEPT_BACK = {
-    "engine/registry.py": "rewritten: the hidden checks' names leave its points",
     "lesson/gpt2.py": "computes the GPT-2 exercises' answers, close to exercise 4's reference line for line",
     "checks/hidden": "the hidden checks: their inputs and names",
     "releases/nbgrader_step.py": "the nbgrader course's autograde step: grades with the hidden checks",
     "commands/release.py": "the commands that read solutions/",
+    "commands/dev.py": "the kit's self-check and an exercise's scaffold: solution markers, solutions/ and tests/",
     "releases/stubs.py": "the solution markers, and the stubs made from solutions/",
     "releases/assignments.py": "makes assignments/ from solutions/",
     "releases/exercise_notebooks.py": "makes notebooks from the reference solutions",
@@ -65,27 +67,8 @@ DEPENDENCIES = ["numpy", "pytest", "rich", "torch", "transformers", "matplotlib"
 
 def hidden_checks() -> dict[str, list[str]]:
     """Each exercise's hidden checks, by name."""
-    found = {}
-    for exercise in registry.EXERCISES:
-        tree = ast.parse((registry.CHECKS_DIR / "hidden" / f"test_{exercise.module}.py").read_text())
-        found[exercise.module] = [node.name for node in tree.body
-                                  if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
-    return found
-
-
-def public_registry(source: str, hidden: set[str]) -> str:
-    """The registry's source without the points of the hidden checks (each entry is on lines of its own)."""
-    dropped = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Dict):
-            for key, value in zip(node.keys, node.values):
-                if isinstance(key, ast.Constant) and key.value in hidden:
-                    dropped.update(range(key.lineno, value.end_lineno + 1))
-    kept = "".join(line for number, line in enumerate(source.splitlines(keepends=True), 1) if number not in dropped)
-    left = hidden & {node.value for node in ast.walk(ast.parse(kept)) if isinstance(node, ast.Constant)}
-    if left:
-        raise ValueError(f"the registry still names hidden checks: {sorted(left)}")
-    return kept
+    return {exercise.module: [check.name for check in exercise.checks if check.hidden]
+            for exercise in registry.EXERCISES}
 
 
 def record_ground_truth(solutions: Path) -> dict:
@@ -175,8 +158,6 @@ def write_bundle(out: Path, solutions: Path):
     hidden = hidden_checks()
     package = out / "grader"
     distribution.copy_files(SHIPPED, registry.PACKAGE_DIR, package)
-    registry_source = (registry.PACKAGE_DIR / "engine" / "registry.py").read_text()
-    (package / "engine" / "registry.py").write_text(public_registry(registry_source, {n for names in hidden.values() for n in names}))
     edition.write(package, {module: sum(registry.exercise(module).points[n] for n in names)
                             for module, names in hidden.items()})
     record = record_ground_truth(solutions)
@@ -194,7 +175,7 @@ def write_bundle(out: Path, solutions: Path):
     files = {
         "pyproject.toml": distribution.pyproject(
             "Exercises on attention as a soft lookup, with their public checks", requirements, ["softlookup"],
-            ["data/gpt2/*", "data/*.json", "checks/pytest.ini"]),
+            ["data/gpt2/*", "data/*.json", "checks/pytest.ini", "checks/exercises.toml"]),
         "README.md": readme(hidden, torch),
         ".gitignore": GITIGNORE,
         "softlookup.py": (registry.KIT_ROOT / "softlookup.py").read_text(),

@@ -96,7 +96,8 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = Fa
 def write_zip(path: Path, solutions: Path):
     kit_files = {"kit/pyproject.toml": releases.pyproject(
                      "The softlookup grader, hidden checks included, as Gradescope runs it",
-                     releases.dependencies(GRADING), [], ["data/gpt2/*", "checks/pytest.ini"]).encode(),
+                     releases.dependencies(GRADING), [],
+                     ["data/gpt2/*", "checks/pytest.ini", "checks/exercises.toml"]).encode(),
                  "kit/README.md": KIT_README.encode()}
     package = registry.PACKAGE_DIR
     for source in sorted(package.rglob("*")):

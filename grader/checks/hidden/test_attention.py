@@ -27,6 +27,7 @@ def compare(received, expected, what, values):
                 atol=1e-6, rtol=1e-6)
 
 
+@pytest.mark.points(1)
 @pytest.mark.parametrize("shape", SHAPES, ids=["x".join(map(str, s)) for s in SHAPES])
 def test_attend_matches_reference(submission, reference, shape):
     """attend on random vectors matches the reference."""
@@ -35,6 +36,7 @@ def test_attend_matches_reference(submission, reference, shape):
     compare(submission.attention.attend(Q[0], K, V), reference.attention.attend(Q[0], K, V), what, V)
 
 
+@pytest.mark.points(3)
 @pytest.mark.parametrize("masked", [False, True], ids=["no-mask", "random-mask"])
 @pytest.mark.parametrize("shape", SHAPES, ids=["x".join(map(str, s)) for s in SHAPES])
 def test_sdpa_matches_reference(submission, reference, shape, masked):
@@ -49,6 +51,7 @@ def test_sdpa_matches_reference(submission, reference, shape, masked):
             reference.attention.scaled_dot_product_attention(Q, K, V, mask), what, V)
 
 
+@pytest.mark.points(1)
 @pytest.mark.parametrize("n", [3, 10])
 def test_causal_mask_matches_reference(submission, reference, n):
     """causal_mask(n) matches the reference."""

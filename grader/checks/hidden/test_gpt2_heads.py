@@ -40,6 +40,7 @@ def compare(received, expected, what):
                 atol=TOLERANCE, rtol=0)
 
 
+@pytest.mark.points(2)
 @pytest.mark.parametrize("seed,kind,shape,sentence,layer,head", CASES, ids=IDS)
 def test_head_pattern_matches_reference(submission, reference, seed, kind, shape, sentence, layer, head):
     """head_pattern on other tiny GPT-2s and sentences matches the reference."""
@@ -49,6 +50,7 @@ def test_head_pattern_matches_reference(submission, reference, seed, kind, shape
             f"head_pattern on {name}, layer {layer}, head {head}")
 
 
+@pytest.mark.points(1)
 @pytest.mark.parametrize("seed,kind,shape,sentence,layer,head", CASES, ids=IDS)
 def test_layer_average_matches_reference(submission, reference, seed, kind, shape, sentence, layer, head):
     """layer_average on other tiny GPT-2s and sentences matches the reference."""
@@ -58,6 +60,7 @@ def test_layer_average_matches_reference(submission, reference, seed, kind, shap
             f"layer_average on {name}, layer {layer}")
 
 
+@pytest.mark.points(2)
 @pytest.mark.parametrize("seed,kind,shape,sentence,layer,head", CASES, ids=IDS)
 def test_recompute_matches_reference(submission, reference, kit, seed, kind, shape, sentence, layer, head):
     """recompute_head_pattern on other tiny GPT-2s, GPT2Model included, matches the reference."""
@@ -70,6 +73,7 @@ def test_recompute_matches_reference(submission, reference, kit, seed, kind, sha
     judge.close(received, expected, f"the pattern of {what}", atol=TOLERANCE, rtol=0)
 
 
+@pytest.mark.points(1)
 @pytest.mark.parametrize("seed", [4, 5, 6])
 def test_attention_share_matches_reference(submission, reference, seed):
     """attention_share on random token lists with repeats matches the reference."""

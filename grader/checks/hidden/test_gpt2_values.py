@@ -23,6 +23,7 @@ def compare(received, expected, what):
     judge.close(judge.array(received, what, shape=expected.shape), expected, what, atol=TOLERANCE, rtol=TOLERANCE)
 
 
+@pytest.mark.points(1)
 @pytest.mark.parametrize("seed,kind,shape,sentence,layer,head", CASES, ids=IDS)
 def test_head_vectors_matches_reference(submission, reference, kit, seed, kind, shape, sentence, layer, head):
     """head_vectors on other tiny GPT-2s, GPT2Model included, matches the reference."""
@@ -36,6 +37,7 @@ def test_head_vectors_matches_reference(submission, reference, kit, seed, kind, 
         compare(mine, expected, f"the {name} of {what}")
 
 
+@pytest.mark.points(2)
 @pytest.mark.parametrize("seed,kind,shape,sentence,layer,head", CASES, ids=IDS)
 def test_head_output_matches_reference(submission, reference, kit, seed, kind, shape, sentence, layer, head):
     """head_output on other tiny GPT-2s, GPT2Model included, matches the reference."""
@@ -45,6 +47,7 @@ def test_head_output_matches_reference(submission, reference, kit, seed, kind, s
             f"head_output on {name}, layer {layer}, head {head}")
 
 
+@pytest.mark.points(1)
 @pytest.mark.parametrize("seed,kind,shape,sentence,layer,head", CASES, ids=IDS)
 def test_value_contributions_matches_reference(submission, reference, kit, seed, kind, shape, sentence, layer, head):
     """value_contributions at every position of other sentences matches the reference."""

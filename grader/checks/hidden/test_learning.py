@@ -20,6 +20,7 @@ def records(seed, n=6):
     return rng, rng.uniform(0, 10, n), rng.normal(300, 80, n)
 
 
+@pytest.mark.points(1)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_lookups_match_reference(submission, reference, seed):
     """soft_answer and nearest_answer on random records and queries match the reference."""
@@ -32,6 +33,7 @@ def test_lookups_match_reference(submission, reference, seed):
         judge.close(received, expected, what)
 
 
+@pytest.mark.points(2)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_slopes_match_reference(submission, reference, seed):
     """answer_slope and nearest_slope on random records and queries match the reference."""
@@ -46,6 +48,7 @@ def test_slopes_match_reference(submission, reference, seed):
             judge.close(slope, expected_slope, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-6)
 
 
+@pytest.mark.points(2)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_fit_matches_reference(submission, reference, seed):
     """fit_sharpness recovers a random sharpness from random records priced in pounds, as the reference does."""

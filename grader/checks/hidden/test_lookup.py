@@ -21,6 +21,7 @@ def records(seed, n=7):
     return rng, keys, values
 
 
+@pytest.mark.points(1)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_exact_matches_reference(submission, reference, seed):
     """Exact lookups of present and absent keys match the reference."""
@@ -35,6 +36,7 @@ def test_exact_matches_reference(submission, reference, seed):
             judge.close(judge.number(received, what), expected, what)
 
 
+@pytest.mark.points(1)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_nearest_matches_reference(submission, reference, seed):
     """Nearest lookups of random queries match the reference."""
@@ -45,6 +47,7 @@ def test_nearest_matches_reference(submission, reference, seed):
         judge.close(judge.number(submission.lookup.nearest_lookup(float(query), keys, values), what), expected, what)
 
 
+@pytest.mark.points(3)
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("sharpness", [0.3, 2.0])
 def test_soft_matches_reference(submission, reference, seed, sharpness):

@@ -11,6 +11,7 @@ from grader.engine import judge
 CASES = [((6,), -1), ((4, 7), -1), ((4, 7), 0), ((2, 3, 5), 1), ((2, 3, 5), -1), ((1, 5), -1)]
 
 
+@pytest.mark.points(3)
 @pytest.mark.parametrize("shape,axis", CASES, ids=[f"{'x'.join(map(str, s))}-axis{a}" for s, a in CASES])
 def test_matches_reference(submission, reference, shape, axis):
     """Random scores of several shapes and axes match the reference softmax."""

@@ -42,6 +42,7 @@ def random_qkv(seed, m=4, n=5, d=8, dv=3):
     return rng.normal(size=(m, d)), rng.normal(size=(n, d)), rng.normal(size=(n, dv))
 
 
+@pytest.mark.points(3)
 def test_two_number_example(submission):
     """The two-number example: "the" gives "cat" 77.68% of its attention."""
     _, weights = attend(submission, QUERY)
@@ -53,6 +54,7 @@ def test_two_number_example(submission):
                 hint=f"You gave {judge.percent(weights)}. {hint}")
 
 
+@pytest.mark.points(2)
 def test_output_mixes_values(submission):
     """The output is the weighted sum of the value vectors (not of the keys)."""
     output, weights = judge.pair(submission.attention.attend(QUERY, KEYS, VALUES), "attend(...)")
@@ -66,6 +68,7 @@ def test_output_mixes_values(submission):
     expect_follow_scores(weights, KEYS @ QUERY)
 
 
+@pytest.mark.points(1)
 def test_attend_weights_sum_to_one(submission):
     """attend's weights are positive and sum to 1."""
     for seed in range(3):
@@ -76,6 +79,7 @@ def test_attend_weights_sum_to_one(submission):
         expect_follow_scores(weights, K @ Q[0])
 
 
+@pytest.mark.points(1)
 def test_query_length_is_sharpness(submission):
     """Scaling the query by c multiplies every score by c: long queries are sharp, short ones bland."""
     _, base = attend(submission, QUERY)
@@ -91,6 +95,7 @@ def test_query_length_is_sharpness(submission):
     expect_follow_scores(base, KEYS @ QUERY)
 
 
+@pytest.mark.points(1)
 def test_output_inside_values(submission):
     """The output is a convex combination: inside the box the value vectors span."""
     for seed in range(3):
@@ -104,6 +109,7 @@ def test_output_inside_values(submission):
         expect_follow_scores(weights, K @ Q[0])
 
 
+@pytest.mark.points(2)
 def test_scores_scaled_by_sqrt_d(submission):
     """Scores are Q @ K.T divided by sqrt(d_k)."""
     Q, K, V = random_qkv(3, d=16)
@@ -122,6 +128,7 @@ def test_scores_scaled_by_sqrt_d(submission):
                 hint="scores = Q @ K.T / sqrt(d_k) with d_k = K.shape[-1], then softmax along each row.")
 
 
+@pytest.mark.points(1)
 def test_matrix_output_mixes_values(submission):
     """Each output row is its weights times V, and each row of weights sums to 1."""
     Q, K, V = random_qkv(4)
@@ -132,6 +139,7 @@ def test_matrix_output_mixes_values(submission):
     expect_follow_scores(weights, Q @ K.T)
 
 
+@pytest.mark.points(2)
 def test_mask_gives_exact_zero(submission):
     """Masked pairs get a weight of exactly 0, and the rest still sum to 1."""
     Q, K, V = random_qkv(5, m=3, n=4)
@@ -146,6 +154,7 @@ def test_mask_gives_exact_zero(submission):
     expect_follow_scores(weights, np.where(mask, Q @ K.T, -np.inf), "the masked weights")
 
 
+@pytest.mark.points(1)
 def test_mask_true_means_allowed(submission):
     """True in the mask means 'may attend': a row that allows one key puts all its weight there."""
     Q, K, V = random_qkv(6, m=3, n=3)
@@ -160,6 +169,7 @@ def test_mask_true_means_allowed(submission):
     expect_follow_scores(weights[2], np.where(mask[2], Q[2] @ K.T, -np.inf), "the weights of the row allowing two keys")
 
 
+@pytest.mark.points(2)
 @pytest.mark.parametrize("n", [1, 2, 4, 7])
 def test_causal_mask(submission, n):
     """causal_mask(n) is True on and below the diagonal, False above."""
@@ -178,6 +188,7 @@ def test_causal_mask(submission, n):
                  f"causal_mask({n}): expected\n{expected.astype(int)}\nreceived\n{received.astype(int)}")
 
 
+@pytest.mark.points(1)
 def test_causal_attention(submission):
     """With a causal mask, token 0 attends only to itself and nobody sees the future."""
     n = 5
@@ -196,6 +207,7 @@ OVERFLOW = ("exp() of a score above about 709 overflows to inf, and inf/inf is N
             "each row before exp(), as your softmax from exercise 1 does (or call that softmax).")
 
 
+@pytest.mark.points(2)
 @pytest.mark.parametrize("function", ["attend", "scaled_dot_product_attention"])
 def test_long_queries(submission, function):
     """Queries 400 times as long as usual give finite weights: nearly all on the best-matching key."""
@@ -220,6 +232,7 @@ def test_long_queries(submission, function):
                 f"the output of {what}", atol=1e-6)
 
 
+@pytest.mark.points(1)
 def test_arguments_unchanged(submission):
     """attend and scaled_dot_product_attention leave the queries, keys, values and mask they are given as they were."""
     Q, K, V = random_qkv(9, m=3, n=4)

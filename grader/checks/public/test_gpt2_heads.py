@@ -52,6 +52,7 @@ def look_alikes(received, attentions, layer, head):
     return None
 
 
+@pytest.mark.points(1)
 def test_tokens(submission, kit):
     """head_pattern's tokens are the tokenizer's own strings ("The", "Ġcat", ...)."""
     expected, _ = truth(kit, LESSON)
@@ -69,6 +70,7 @@ def test_tokens(submission, kit):
         judge.fail(f"tokens for {LESSON!r}: expected {expected}, received {tokens}. {hint}")
 
 
+@pytest.mark.points(3)
 @pytest.mark.parametrize("model,layer,head", [("standard", 4, 3), ("standard", 0, 0), ("standard", 2, 1),
                                               ("standard", 5, 2), ("narrow", 2, 5), ("narrow", 1, 4)])
 def test_head_pattern(submission, kit, model, layer, head):
@@ -84,6 +86,7 @@ def test_head_pattern(submission, kit, model, layer, head):
                 "Read model(ids, output_attentions=True).attentions[layer][0, head].")
 
 
+@pytest.mark.points(1)
 def test_pattern_is_causal_weights(submission, kit):
     """Each row of a pattern is a set of weights summing to 1, with nothing on future tokens (another sentence)."""
     expected_tokens, attentions = truth(kit, OTHER)
@@ -108,6 +111,7 @@ def share_pattern(tokens, seed):
     return pattern / pattern.sum(axis=1, keepdims=True)
 
 
+@pytest.mark.points(2)
 @pytest.mark.parametrize("source,target,row,column", [
     ("it", "cat", 7, 1), ("Ġit", " cat", 7, 1), (" was", "The", 8, 0),
     ("end", "the", 10, 4), ("the", "The", 4, 0), ("mat", "mat", 5, 5),
@@ -130,6 +134,7 @@ def test_attention_share(submission, source, target, row, column):
         judge.fail(f"{what}: expected {judge.show(expected, digits)}, received {judge.show(received, digits)}. {hint}")
 
 
+@pytest.mark.points(1)
 def test_attention_share_unknown_token(submission):
     """A token that is not in the sentence raises ValueError; tokens that are there give their share."""
     pattern = share_pattern(SHARE_TOKENS, 1)
@@ -149,6 +154,7 @@ def test_attention_share_unknown_token(submission):
                "sentence: raise ValueError naming it.")
 
 
+@pytest.mark.points(2)
 @pytest.mark.parametrize("model,layer", [("standard", 4), ("standard", 1), ("narrow", 2)])
 def test_layer_average(submission, kit, model, layer):
     """layer_average is the mean of the layer's head patterns."""
@@ -180,6 +186,7 @@ def score_scale(received, expected):
     return factor if np.allclose(r, factor * e, atol=1e-3) else None
 
 
+@pytest.mark.points(4)
 @pytest.mark.parametrize("model,layer,head", [("standard", 4, 3), ("standard", 0, 1), ("standard", 3, 0),
                                               ("standard", 5, 2), ("narrow", 2, 5), ("narrow", 0, 1)])
 def test_recompute_head_pattern(submission, kit, model, layer, head):
@@ -264,6 +271,7 @@ def judge_claims(claims, learner, truth):
                "under either convention; if not, your code differs from GPT-2's.")
 
 
+@pytest.mark.points(0)  # needs GPT-2 small's weights: no score may depend on the machine that graded it
 @pytest.mark.gpt2_weights
 def test_lesson_claim_head_4_3(submission, real_shares):
     """GPT-2 small, layer 4 head 3: " it" gives " cat" 84% and " mat" 4% (the lesson's claim)."""
@@ -271,6 +279,7 @@ def test_lesson_claim_head_4_3(submission, real_shares):
     judge_claims(HEAD_CLAIMS, learner_shares(submission, real, HEAD_CLAIMS), truth)
 
 
+@pytest.mark.points(0)  # needs GPT-2 small's weights: no score may depend on the machine that graded it
 @pytest.mark.gpt2_weights
 def test_lesson_claim_layer_4_average(submission, real_shares):
     """GPT-2 small, layer 4 averaged: " it" gives " cat" 10% and the first token 51% (the lesson's claim)."""

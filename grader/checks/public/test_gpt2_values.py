@@ -55,6 +55,7 @@ def neighbours(index, count):
     return [other for other in (index - 1, index + 1) if 0 <= other < count]
 
 
+@pytest.mark.points(3)
 @pytest.mark.parametrize("model,layer,head", [("standard", 4, 3), ("standard", 0, 0), ("standard", 2, 1),
                                               ("narrow", 2, 5), ("narrow", 0, 1)])
 def test_head_vectors(submission, truths, model, layer, head):
@@ -80,6 +81,7 @@ def test_head_vectors(submission, truths, model, layer, head):
                     "n_embd-wide parts and keep the head's columns of each.")
 
 
+@pytest.mark.points(4)
 @pytest.mark.parametrize("model,layer,head", [("standard", 4, 3), ("standard", 0, 0), ("standard", 3, 2),
                                               ("standard", 5, 1), ("narrow", 1, 4)])
 def test_head_output(submission, truths, model, layer, head):
@@ -108,6 +110,7 @@ def test_head_output(submission, truths, model, layer, head):
                 "causal_mask(T)) from exercise 3.")
 
 
+@pytest.mark.points(1)
 def test_first_token_moves_only_itself(submission, truths):
     """The first token can attend only to itself, so the head's output there is its own value vector."""
     truth = truths["standard"]
@@ -128,6 +131,7 @@ def contributions(submission, spec, truth, layer, head, position):
     return what, shares
 
 
+@pytest.mark.points(4)
 @pytest.mark.parametrize("model,layer,head,position", [("standard", 4, 3, 7), ("standard", 1, 2, 9),
                                                        ("standard", 5, 0, 4), ("narrow", 2, 1, 8)])
 def test_value_contributions(submission, truths, model, layer, head, position):
@@ -166,6 +170,7 @@ def test_value_contributions(submission, truths, model, layer, head, position):
 # -- the lesson's claim, on GPT-2 small when its weights are here ------------------------
 
 
+@pytest.mark.points(0)  # needs GPT-2 small's weights: no score may depend on the machine that graded it
 @pytest.mark.gpt2_weights
 def test_lesson_claim_value_4_3(submission, kit, real_gpt2):
     """GPT-2 small, layer 4 head 3: what moves into " it" comes mostly from " cat" (the lesson's claim)."""

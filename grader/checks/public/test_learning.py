@@ -90,6 +90,7 @@ def fit(submission, queries, answers, *options):
                    "fit_sharpness(...)")
 
 
+@pytest.mark.points(2)
 def test_soft_answer(submission):
     """soft_answer is exercise 2's soft lookup in torch: query 3, sharpness 1.5 gives 275.11; nine queries, nine answers."""
     answer = judge.number(learner(submission, "soft_answer", 3.0, BEDROOMS, PRICES, 1.5),
@@ -106,6 +107,7 @@ def test_soft_answer(submission):
                      "and softmax over the keys (dim=-1).")
 
 
+@pytest.mark.points(1)
 def test_nearest_answer(submission):
     """nearest_answer is exercise 2's nearest lookup in torch, ties going to the first key (query 3 gives 210)."""
     queries = [1.2, 2.9, 3.0, 3.1, 4.5, 9.0]
@@ -132,6 +134,7 @@ def slope_pair(result, what, cause=""):
             judge.number(slope, f"the slope of {what}", cause))
 
 
+@pytest.mark.points(3)
 @pytest.mark.parametrize("query,sharpness", [(3.0, 1.5), (2.0, 1.5), (3.5, 1.5), (3.0, 5.0), (2.0, 5.0)])
 def test_answer_slope_lesson(submission, query, sharpness):
     """answer_slope gives the soft answer and d(answer)/d(query): 201.76 £k per bedroom at query 3, 28.66 at 2, 46.06 at 3.5."""
@@ -149,6 +152,7 @@ def test_answer_slope_lesson(submission, query, sharpness):
     judge.close(slope, expected, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-6, hint=hint)
 
 
+@pytest.mark.points(2)
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_answer_slope_matches_finite_differences(submission, seed):
     """On random records the slope agrees with (answer(q + h) - answer(q - h)) / 2h."""
@@ -165,6 +169,7 @@ def test_answer_slope_matches_finite_differences(submission, seed):
                          "differentiate the whole soft_answer, nothing detached.")
 
 
+@pytest.mark.points(2)
 def test_nearest_slope_is_zero(submission):
     """nearest_slope gives the nearest answer, and autograd finds no slope: 0 everywhere, even at the jump (query 3)."""
     for query in (1.2, 2.9, 3.0, 3.1, 4.6):
@@ -182,6 +187,7 @@ def test_nearest_slope_is_zero(submission):
                    "the slope is 0. Is the answer computed by nearest_answer, not by a soft lookup?")
 
 
+@pytest.mark.points(3)
 def test_fit_recovers_sharpness(submission):
     """Fitting the nine answers made at sharpness 1.5, from 0.1, recovers 1.500 (within 0.005) with a loss below 1e-6."""
     answers, _ = soft_answers(NINE_QUERIES, TRUE_SHARPNESS)
@@ -203,6 +209,7 @@ def test_fit_recovers_sharpness(submission):
                  "below 1e-6: the loss must be the mean squared error of the answers at the current sharpness.")
 
 
+@pytest.mark.points(2)
 def test_fit_losses_go_down(submission):
     """Each gradient step lowers the loss (within a millionth of the first), a thousandfold in all."""
     answers, _ = soft_answers(NINE_QUERIES, TRUE_SHARPNESS)
@@ -223,6 +230,7 @@ def test_fit_losses_go_down(submission):
                "it: call log_sharpness.grad.zero_() (or optimizer.zero_grad()) after every step.")
 
 
+@pytest.mark.points(1)
 def test_fit_losses_are_mean_squared_error(submission):
     """losses holds one loss per step, the first being the mean squared error at the start, before any step."""
     answers, _ = soft_answers(NINE_QUERIES, TRUE_SHARPNESS)
@@ -241,6 +249,7 @@ def test_fit_losses_are_mean_squared_error(submission):
     judge.close(losses[0], expected, f"losses[0] of fit_sharpness(..., start={start:g})", rtol=LOSS_RTOL, hint=hint)
 
 
+@pytest.mark.points(2)
 def test_fit_keeps_sharpness_positive(submission):
     """Answers made at a gentle sharpness (0.05) are fitted from 0.1 with the sharpness staying positive."""
     answers, _ = soft_answers(NINE_QUERIES, 0.05)
@@ -255,6 +264,7 @@ def test_fit_keeps_sharpness_positive(submission):
 NOISE = 2.0  # £k: a price quoted to the nearest couple of thousand pounds
 
 
+@pytest.mark.points(1)
 def test_fit_noisy_answers(submission):
     """Noisy answers (±2 £k) are fitted to the sharpness of least squared error (within 0.005), near 1.5."""
     clean, _ = soft_answers(NINE_QUERIES, TRUE_SHARPNESS)
@@ -267,6 +277,7 @@ def test_fit_noisy_answers(submission):
                      f"{NOISE:g} £k moves it off 1.5); gradient descent on the mean squared error goes there.")
 
 
+@pytest.mark.points(2)
 def test_nearest_fit_makes_no_progress(submission):
     """Through the nearest lookup, gradient descent cannot move a misplaced key: the loss never changes."""
     answers = nearest_answers(NINE_QUERIES)
@@ -290,6 +301,7 @@ def test_nearest_fit_makes_no_progress(submission):
 # Expected values in closed form, where exp() of the scores underflows. Query 20 leaves key 5 alone: answer 420,
 # slope 0 (to 1e-100). Query 3 at sharpness s is shared by keys 2 and 4: key 4 gets sigmoid(4s(query - 3)) of the
 # weight, whose slope at 3 is s, so the answer is 275 and its slope (340 - 210) * s = 130,000 £k per bedroom.
+@pytest.mark.points(2)
 @pytest.mark.parametrize("query,sharpness,answer,slope", [(3.0, 1000.0, 275.0, 130_000.0), (20.0, 10.0, 420.0, 0.0)])
 def test_very_sharp_answers(submission, query, sharpness, answer, slope):
     """soft_answer and answer_slope stay finite for a very sharp lookup and for a query far from every key."""

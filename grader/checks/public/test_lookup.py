@@ -37,12 +37,14 @@ def expect_closer_keys_weigh_more(weights, query, keys=BEDROOMS):
                  "a nearer key has a higher score, -sharpness * (query - key)^2, so it must get more weight.")
 
 
+@pytest.mark.points(1)
 def test_exact_lookup_finds_key(submission):
     """An exact lookup finds the price of a key that is in the records."""
     for query, price in zip(BEDROOMS, PRICES):
         expect_found(submission, query, price)
 
 
+@pytest.mark.points(1)
 @pytest.mark.parametrize("query", [3.0, 0.0, 2.5, 6.0])
 def test_exact_lookup_missing_key(submission, query):
     """An exact lookup of a key that is not there returns None; the closest key that is there is found."""
@@ -53,6 +55,7 @@ def test_exact_lookup_missing_key(submission, query):
     expect_found(submission, BEDROOMS[closest], PRICES[closest])
 
 
+@pytest.mark.points(1)
 def test_exact_lookup_first_of_repeated_key(submission):
     """A key listed twice gives the value of its first occurrence."""
     keys, values = [4.0, 2.0, 5.0, 2.0], [340.0, 210.0, 420.0, 199.0]
@@ -62,6 +65,7 @@ def test_exact_lookup_first_of_repeated_key(submission):
     expect_found(submission, 5.0, 420.0, keys, values)
 
 
+@pytest.mark.points(2)
 def test_nearest_lookup(submission):
     """The nearest match returns the price of the closest key, and jumps between keys."""
     for query, price in [(1.2, 150.0), (2.2, 210.0), (2.9, 210.0), (3.1, 340.0), (4.6, 420.0), (9.0, 420.0),
@@ -76,6 +80,7 @@ def test_nearest_lookup(submission):
         judge.close(found, price, f"nearest_lookup({query:g}, ...)", hint=hint)
 
 
+@pytest.mark.points(1)
 def test_nearest_tie_rule(submission):
     """Equally close keys: the one that comes first in `keys` wins."""
     found = judge.number(submission.lookup.nearest_lookup(3.0, BEDROOMS, PRICES), "nearest_lookup(3, ...)")
@@ -87,6 +92,7 @@ def test_nearest_tie_rule(submission):
                 hint="With the keys listed as [5, 4, 2, 1], key 4 comes before key 2, so it wins the tie.")
 
 
+@pytest.mark.points(3)
 def test_lesson_table(submission):
     """Query 3, sharpness 1.5: weights 0.55% / 49.45% / 49.45% / 0.55%, answer £275.11k."""
     answer, weights = soft(submission, 3.0, 1.5)
@@ -102,6 +108,7 @@ def test_lesson_table(submission):
     judge.close(answer, LESSON_ANSWER, "the answer for query 3", atol=1e-3, rtol=0, hint=hint)
 
 
+@pytest.mark.points(1)
 @pytest.mark.parametrize("sharpness", [0.1, 1.5, 10.0])
 def test_soft_weights_sum_to_one(submission, sharpness):
     """Soft-lookup weights are positive and sum to 1."""
@@ -113,6 +120,7 @@ def test_soft_weights_sum_to_one(submission, sharpness):
         expect_closer_keys_weigh_more(weights, query)
 
 
+@pytest.mark.points(1)
 def test_soft_answer_within_values(submission):
     """The soft answer is a weighted average: it never leaves the range of the prices."""
     for sharpness in (0.05, 1.5, 20.0):
@@ -127,6 +135,7 @@ def test_soft_answer_within_values(submission):
             expect_closer_keys_weigh_more(weights, float(query))
 
 
+@pytest.mark.points(2)
 def test_squared_distance_scores(submission):
     """Weights follow score = -sharpness * (query - key)^2: ratios match exp(score differences)."""
     query, sharpness = 2.6, 0.7
@@ -151,6 +160,7 @@ def test_squared_distance_scores(submission):
                    "do not follow score = -sharpness * (query - key)^2.")
 
 
+@pytest.mark.points(1)
 def test_soft_answer_is_smooth(submission):
     """The soft answer moves smoothly with the query, where the nearest match jumps."""
     queries = np.round(np.arange(1.0, 5.0001, 0.05), 10)
@@ -169,6 +179,7 @@ def test_soft_answer_is_smooth(submission):
                      "query, towards the values of the keys it comes close to.")
 
 
+@pytest.mark.points(2)
 def test_sharpness_limits(submission):
     """High sharpness approaches the nearest match; sharpness near 0 approaches the mean price."""
     for query, nearest in [(2.2, 210.0), (4.6, 420.0), (1.4, 150.0)]:
@@ -181,6 +192,7 @@ def test_sharpness_limits(submission):
                      "is the plain mean of the prices.")
 
 
+@pytest.mark.points(2)
 def test_many_queries(submission):
     """An array of queries gives an array of answers and a (queries x keys) weight matrix."""
     queries = np.array([1.0, 2.5, 3.0, 4.75])
@@ -197,6 +209,7 @@ def test_many_queries(submission):
         expect_closer_keys_weigh_more(weights[row], float(query))
 
 
+@pytest.mark.points(2)
 @pytest.mark.parametrize("query,sharpness", [(3.0, 1000.0), (20.0, 10.0), (-15.0, 10.0)])
 def test_very_sharp_and_far_queries(submission, query, sharpness):
     """A very sharp lookup, or a query far from every key, still answers: all the weight on the nearest key(s)."""
@@ -215,6 +228,7 @@ def test_very_sharp_and_far_queries(submission, query, sharpness):
                 atol=1e-3, rtol=0, hint="The answer is sum(weights * values).")
 
 
+@pytest.mark.points(1)
 def test_arguments_unchanged(submission):
     """The lookups leave the queries, keys and values they are given as they were."""
     keys, values = np.array(BEDROOMS), np.array(PRICES)

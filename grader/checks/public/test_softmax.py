@@ -51,6 +51,7 @@ def expect_weights(weights, x, axis=-1):
                    f"a higher score must always get a larger weight, because exp() is increasing.{flipped}")
 
 
+@pytest.mark.points(2)
 def test_lesson_scores(submission):
     """The two-number example: scores [-1.53, 2.44, 0.79, -1.05, -0.64] give 77.68% to "cat"."""
     weights = weights_of(submission, LESSON_SCORES)
@@ -59,6 +60,7 @@ def test_lesson_scores(submission):
                      f"{judge.percent(LESSON_WEIGHTS)}. Softmax is exp(score) divided by the sum of exp(score).")
 
 
+@pytest.mark.points(2)
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 def test_weights_positive_and_sum_to_one(submission, shape):
     """Weights are positive, sum to 1 along the last axis and keep the order of the scores."""
@@ -66,6 +68,7 @@ def test_weights_positive_and_sum_to_one(submission, shape):
     expect_weights(weights_of(submission, x), x)
 
 
+@pytest.mark.points(1)
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 def test_keeps_shape(submission, shape):
     """The weights have the shape of the scores, and are weights of those scores."""
@@ -74,6 +77,7 @@ def test_keeps_shape(submission, shape):
     expect_weights(weights, x)
 
 
+@pytest.mark.points(2)
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_axis(submission, axis):
     """The weights sum to 1 along the axis asked for, not another one."""
@@ -81,6 +85,7 @@ def test_axis(submission, axis):
     expect_weights(weights_of(submission, x, axis=axis), x, axis)
 
 
+@pytest.mark.points(1)
 def test_shift_invariance(submission):
     """Adding the same number to every score changes nothing."""
     x = scores((2, 5), seed=3)
@@ -92,6 +97,7 @@ def test_shift_invariance(submission):
     expect_weights(base, x)
 
 
+@pytest.mark.points(2)
 @pytest.mark.parametrize("big", [1000.0, -1000.0], ids=["plus-1000", "minus-1000"])
 def test_large_scores(submission, big):
     """Scores of +1000 or -1000 give finite weights: no overflow, no NaN."""
@@ -103,6 +109,7 @@ def test_large_scores(submission, big):
                 hint="Only the differences between scores matter: subtract the largest score first.")
 
 
+@pytest.mark.points(1)
 def test_minus_infinity_gets_zero(submission):
     """A score of -inf (a masked entry) gets a weight of exactly 0."""
     x = np.array([[1.0, -np.inf, 0.5], [-np.inf, 2.0, -np.inf]])
@@ -112,6 +119,7 @@ def test_minus_infinity_gets_zero(submission):
     expect_weights(weights, x)
 
 
+@pytest.mark.points(1)
 def test_sharpness_limits(submission):
     """Scores times a big factor approach one-hot; times a tiny factor, equal weights."""
     x = np.array([0.3, 1.2, -0.4, 0.9])
@@ -123,6 +131,7 @@ def test_sharpness_limits(submission):
                 hint="Scores that are nearly equal should give nearly equal weights.")
 
 
+@pytest.mark.points(1)
 @pytest.mark.parametrize("axis", [-1, 0])
 def test_rows_far_apart(submission, axis):
     """Rows of scores far apart (near +1000 and near -1000) each get finite weights of their own."""
@@ -139,6 +148,7 @@ def test_rows_far_apart(submission, axis):
                 hint="Each row keeps the weights of the same scores moved near 0: a row's shift cancels.")
 
 
+@pytest.mark.points(1)
 def test_arguments_unchanged(submission):
     """softmax leaves the scores it is given as they were: the caller still needs them."""
     x = scores((3, 4), seed=4)

@@ -1,0 +1,416 @@
+"""``softlookup dev``: keep the kit's exercises in step, and start a new one (in the kit's repository).
+
+``softlookup dev check`` reads the kit, never grades it, and in seconds lists
+whatever is out of step, one line each saying what to do: every exercise of
+``grader/checks/exercises.toml`` needs its reference solution (defining its
+functions, the reference code between the solution markers), its stubs and
+notebook regenerated from it, public and hidden checks that each carry their
+points, wrong implementations in ``tests/mistakes.py`` that together fail
+every check worth points, lazy answers in ``tests/degenerate.py``, a hint,
+and the README's totals. The kit's tests then grade what this only reads.
+
+``softlookup dev new NAME`` scaffolds exercise NAME: its solution and check
+files, and its entries in the registry and the two catalogues, each with
+``TODO(dev new)`` where the author's text goes (``dev check`` lists what is
+left).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import keyword
+import re
+import sys
+from pathlib import Path
+
+from grader.usage import Parser, UsageError
+from grader.releases import assignments, stubs
+from grader.engine import registry
+
+SOLUTIONS = registry.KIT_ROOT / "solutions"
+ASSIGNMENTS = registry.KIT_ROOT / "assignments"
+TESTS = registry.KIT_ROOT / "tests"
+README = registry.KIT_ROOT / "README.md"
+MIN_MISTAKES = 6  # wrong implementations per exercise
+PLACEHOLDER = "TODO(dev new)"
+NUMBER = r"(\d+(?:\.\d+)?)"
+# The README's sentences that state a total, and which total: public, hidden or all.
+README_TOTALS = (
+    (re.compile(rf"grades the {NUMBER} public points"), "public", "the public checks' points"),
+    (re.compile(rf"hidden\s+checks,\s+worth\s+{NUMBER}\s+more"), "hidden", "the hidden checks' points"),
+    (re.compile(rf"\bof\s+(?:the\s+)?{NUMBER}\s+points"), "all", "all the checks' points"),
+)
+README_ROW = re.compile(r"^\| `(\w+)\.py` \|.*\| " + NUMBER + r" \|$")
+
+
+def shown(path: Path) -> str:
+    return str(path.relative_to(registry.KIT_ROOT))
+
+
+def load_catalogue(path: Path, variable: str):
+    """``variable`` of a catalogue of the kit's tests (``tests/mistakes.py``): plain data, loaded, never graded."""
+    spec = importlib.util.spec_from_file_location(f"_dev_{path.stem}", path)
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # where its dataclasses look
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return getattr(module, variable)
+
+
+def functions_of(source: str) -> dict[str, ast.FunctionDef]:
+    return {node.name: node for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)}
+
+
+# -- dev check ----------------------------------------------------------------------
+
+
+def solution_problems(exercise: registry.Exercise) -> list[str]:
+    path = SOLUTIONS / f"{exercise.module}.py"
+    if not path.is_file():
+        return [f"{shown(path)}: missing: write the reference solution, its code between {stubs.BEGIN} and "
+                f"{stubs.END}"]
+    source = path.read_text()
+    try:
+        defined = functions_of(source)
+        stubs.make_stub(source, shown(path))
+    except SyntaxError as error:
+        return [f"{shown(path)}:{error.lineno}: {error.msg}: fix it"]
+    except stubs.MarkerError as error:
+        return [f"{error}: pair every {stubs.BEGIN} with an {stubs.END}"]
+    lines = [line.strip() for line in source.splitlines()]
+    problems = []
+    for name in exercise.functions:
+        if name not in defined:
+            problems.append(f"{shown(path)}: {name}() is not defined: write it, or take it out of "
+                            f"{exercise.module}'s functions in {shown(registry.EXERCISES_FILE)}")
+        elif stubs.BEGIN not in lines[defined[name].lineno - 1:defined[name].end_lineno]:
+            problems.append(f"{shown(path)}:{defined[name].lineno}: {name}() has no solution markers: put its "
+                            f"reference code between {stubs.BEGIN} and {stubs.END}, or its stub gives it away")
+    return problems
+
+
+def check_problems(exercise: registry.Exercise) -> tuple[list[registry.Check], list[str]]:
+    """The exercise's checks that carry their points, and a line for each file or check that is wrong."""
+    found, problems = [], []
+    for folder, what in (("public", "the checks a learner runs"),
+                         ("hidden", "the checks that compare with the reference when the instructor grades")):
+        path = registry.CHECKS_DIR / folder / f"test_{exercise.module}.py"
+        if not path.is_file():
+            problems.append(f"{shown(path)}: missing: write {what}, each marked @pytest.mark.points(N)")
+            continue
+        checks, wrong = registry.read_checks(path)
+        if not checks and not wrong:
+            problems.append(f"{shown(path)}: no check: write a test_ function marked @pytest.mark.points(N)")
+        found += checks
+        problems += wrong
+    return found, problems
+
+
+def hint_problems(exercise: registry.Exercise) -> list[str]:
+    if any(hint.strip() for hint in exercise.hints):
+        return []
+    return [f"{shown(registry.EXERCISES_FILE)}: {exercise.module} has no hint: give it at least one"]
+
+
+def assignment_problems() -> list[str]:
+    """``softlookup release --check``'s verdict, one line per stale file."""
+    try:
+        plan = assignments.planned(SOLUTIONS, ASSIGNMENTS)
+    except (stubs.MarkerError, SyntaxError, OSError):  # a solution that is missing or broken: reported above
+        return []
+    return [f"{shown(path)}: out of date: run softlookup release" for path in assignments.out_of_date(plan)]
+
+
+def mistake_problems(mistakes: list, checks: dict[str, list[registry.Check]]) -> list[str]:
+    where = shown(TESTS / "mistakes.py")
+    problems = []
+    for mistake in mistakes:
+        if mistake.module not in checks:
+            problems.append(f"{where}: mistake {mistake.name!r} is for {mistake.module}, which is no exercise: "
+                            "fix its module or remove it")
+        elif mistake.caught_by not in {check.name for check in checks[mistake.module]}:
+            problems.append(f"{where}: mistake {mistake.name!r} names {mistake.caught_by}, which is no check of "
+                            f"{mistake.module}: name the check that fails it")
+    for module, its_checks in checks.items():
+        count = sum(mistake.module == module for mistake in mistakes)
+        if count < MIN_MISTAKES:
+            problems.append(f"{where}: {module} has {count} wrong implementations: add {MIN_MISTAKES - count} "
+                            f"more ({MIN_MISTAKES} per exercise)")
+        caught = {mistake.caught_by for mistake in mistakes if mistake.module == module}
+        problems += [f"{where}: no wrong implementation is caught by {module}'s {check.name}: add one that it fails "
+                     "(a check worth points must catch one)" for check in its_checks
+                     if check.points > 0 and check.name not in caught]
+    return problems
+
+
+def degenerate_problems(answers: dict[str, str]) -> list[str]:
+    where = shown(TESTS / "degenerate.py")
+    problems = []
+    for exercise in registry.EXERCISES:
+        if exercise.module not in answers:
+            problems.append(f"{where}: no lazy answers for {exercise.module}: add MODULES[{exercise.module!r}], "
+                            f"defining {', '.join(exercise.functions)} the way of each strategy")
+            continue
+        defined = functions_of(answers[exercise.module])
+        problems += [f"{where}: MODULES[{exercise.module!r}] does not define {name}(): add its lazy answer"
+                     for name in exercise.functions if name not in defined]
+    return problems
+
+
+def line_at(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def readme_problems(checks: dict[str, list[registry.Check]]) -> list[str]:
+    """The README's exercises table and the sentences that state a total, against the checks' points."""
+    text = README.read_text()
+    if "\n## The exercises\n" not in text:
+        return ['README.md: no section "## The exercises" with its table of exercises and points: put it back']
+    totals = {"public": sum(c.points for found in checks.values() for c in found if not c.hidden),
+              "hidden": sum(c.points for found in checks.values() for c in found if c.hidden)}
+    totals["all"] = totals["public"] + totals["hidden"]
+    problems = []
+    for pattern, total, what in README_TOTALS:
+        matches = list(pattern.finditer(text))
+        if not matches:
+            problems.append(f"README.md: no sentence matches {pattern.pattern!r}: state {what} ({totals[total]:g}) "
+                            "in those words")
+        problems += [f"README.md:{line_at(text, match.start(1))}: make {' '.join(match.group(0).split())!r} say "
+                     f"{totals[total]:g} ({what})" for match in matches if float(match.group(1)) != totals[total]]
+    return problems + table_problems(text, {module: sum(c.points for c in found) for module, found in checks.items()})
+
+
+def table_problems(text: str, points: dict[str, float]) -> list[str]:
+    """The README's table of exercises: a row per exercise, in order, with its points."""
+    section = text.index("\n## The exercises\n") + 1
+    rows = {}
+    for number, line in enumerate(text[section:].split("\n\n## ")[0].splitlines(), line_at(text, section)):
+        if match := README_ROW.match(line):
+            rows[match.group(1)] = (number, float(match.group(2)))
+    problems, last = [], None
+    for exercise in registry.EXERCISES:
+        module = exercise.module
+        if module not in rows:
+            after = f" after the row of {last}.py" if last else ""
+            problems.append(f"README.md: the exercises table has no row for {module}.py: add | `{module}.py` | "
+                            f"{', '.join(f'`{name}`' for name in exercise.functions)} | {points[module]:g} |{after}")
+        elif rows[module][1] != points[module]:
+            problems.append(f"README.md:{rows[module][0]}: the row of {module}.py gives {rows[module][1]:g} points: "
+                            f"make it {points[module]:g}")
+        last = module
+    return problems + [f"README.md:{number}: the exercises table has a row for {module}.py, which is no exercise: "
+                       "remove it" for module, (number, _) in rows.items() if module not in registry.BY_MODULE]
+
+
+def stray_problems() -> list[str]:
+    """Solutions and check files of no exercise: graded by nothing, or breaking `pytest grader/checks`."""
+    files = [*SOLUTIONS.glob("*.py"), *registry.CHECKS_DIR.glob("*/test_*.py")]
+    return [f"{shown(path)}: no exercise {module} in {shown(registry.EXERCISES_FILE)}: add its entry, or remove "
+            "the file" for path in sorted(files)
+            if (module := path.stem.removeprefix("test_")) not in registry.BY_MODULE]
+
+
+def placeholder_problems() -> list[str]:
+    """What ``dev new`` left for the author to write."""
+    files = [registry.EXERCISES_FILE, *sorted(SOLUTIONS.glob("*.py")), *sorted(registry.CHECKS_DIR.glob("*/*.py")),
+             TESTS / "mistakes.py", TESTS / "degenerate.py"]
+    return [f"{shown(path)}:{number}: still {PLACEHOLDER}: write the exercise's own text there"
+            for path in files if path.is_file()
+            for number, line in enumerate(path.read_text().splitlines(), 1) if PLACEHOLDER in line]
+
+
+def problems() -> list[str]:
+    """Everything out of step in the kit, one line each, saying what to do."""
+    found, checks = [], {}
+    for exercise in registry.EXERCISES:
+        checks[exercise.module], wrong = check_problems(exercise)
+        found += solution_problems(exercise) + wrong + hint_problems(exercise)
+    found += assignment_problems()
+    for name, variable, judged in (("mistakes", "MISTAKES", lambda data: mistake_problems(data, checks)),
+                                   ("degenerate", "MODULES", degenerate_problems)):
+        try:
+            data = load_catalogue(TESTS / f"{name}.py", variable)
+        except Exception as error:  # whatever the catalogue does wrong is the problem to report
+            found.append(f"tests/{name}.py: cannot be loaded ({type(error).__name__}: {error}): fix it")
+        else:
+            found += judged(data)
+    return found + readme_problems(checks) + stray_problems() + placeholder_problems()
+
+
+# -- dev new ------------------------------------------------------------------------
+
+SOLUTION = '''\
+"""Exercise {number}: {todo}: what this exercise builds, in a line.
+
+{todo}: the idea, with the worked numbers the checks hold the learner to.
+Run the checks with ``softlookup check`` (or ``pytest``) after editing.
+"""
+
+import numpy as np
+
+
+def {name}(x):
+    """{todo}: what {name} returns, and a worked example.
+
+    Args:
+        x: {todo}: what the learner is given.
+
+    Returns:
+        {todo}: what the checks expect back.
+    """
+    {begin}
+    return np.asarray(x, dtype=float)  # {todo}: the reference code
+    {end}
+'''
+
+PUBLIC_CHECKS = '''\
+"""Public checks for exercise {number}, {name}. They need no reference solution."""
+
+import pytest
+
+from grader.engine import judge
+
+
+@pytest.mark.points(1)
+def test_lesson_example(submission):
+    """{todo}: the title a learner reads for this check."""
+    received = judge.array(submission.{name}.{name}([1.0, 2.0, 3.0]), "{name}'s result", shape=(3,))
+    judge.close(received, [1.0, 2.0, 3.0], "{name} of the lesson's example",
+                hint="{todo}: the likely mistake behind a wrong answer, in the lesson's words")
+'''
+
+HIDDEN_CHECKS = '''\
+"""Hidden checks for {name}: seeded random inputs against the reference.
+
+Tolerance: absolute 1e-6 plus relative 1e-6.
+"""
+
+import numpy as np
+import pytest
+
+from grader.engine import judge
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_matches_reference(submission, reference, seed):
+    """Random inputs give what the reference {name} gives."""
+    x = np.random.default_rng(seed).normal(0, 3, size=5)  # {todo}: inputs the public checks do not use
+    expected = reference.{name}.{name}(x)
+    received = judge.array(submission.{name}.{name}(x), "{name}(x)", shape=expected.shape)
+    judge.close(received, expected, f"{name} of random inputs (seed {{seed}})")
+'''
+
+REGISTRY_ENTRY = '''
+[[exercise]]
+module = "{name}"
+title = "{todo}: the exercise's title"
+functions = ["{name}"]
+hints = [
+    "{todo}: the idea in words; then one hint per step, never a line of the solution",
+]
+'''
+
+MISTAKES_ENTRY = '''\
+    # -- {name} {rule}
+    edit("{todo}: the slip, in words", "{name}", "return np.asarray(x, dtype=float)",
+         "return -np.asarray(x, dtype=float)", "test_lesson_example", "{todo}: what the learner reads"),
+'''
+
+DEGENERATE_ENTRY = """\
+    "{name}": '''
+def {name}(x):
+    if give_up():
+        return None
+    x = np.asarray(x, dtype=float)
+    return constant(x.shape, x, x)  # {todo}: each strategy's lazy answer, of the shape {name} returns
+''',
+"""
+
+NEXT_STEPS = """\
+Next, replace every {todo} in them:
+  1. solutions/{name}.py: the lesson in its docstrings, the reference code between the markers
+     (more functions: list them in its entry of {registry})
+  2. grader/checks/public/test_{name}.py and hidden/test_{name}.py: the checks, each @pytest.mark.points(N)
+  3. tests/mistakes.py: at least {mistakes} wrong implementations, each failing the check named beside it,
+     together every check worth points; tests/degenerate.py: its lazy answers
+  4. softlookup release: writes assignments/{name}.py and assignments/{name}.ipynb
+  5. softlookup dev check: lists what is still out of step, the README's totals among them
+  6. pytest tests/test_kit.py tests/test_wrong_implementations.py tests/test_degenerate.py: grades them"""
+
+
+def with_entry(path: Path, variable: str, entry: str) -> str:
+    """``path``'s text with ``entry`` as the last lines of the last list or dict literal it assigns (or adds) to
+    ``variable``, so that a catalogue's entries stay in the order of the exercises."""
+    source = path.read_text()
+    lines = source.splitlines(keepends=True)
+    literals = [node.value for node in ast.parse(source).body
+                if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [variable]
+                or isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == variable]
+    closing = literals[-1].end_lineno - 1 if literals else None
+    if closing is None or lines[closing].strip() not in ("]", "}"):
+        raise ValueError(f"{shown(path)}: no {variable} = ... ending in a line of its own to add to")
+    return "".join(lines[:closing]) + entry + "".join(lines[closing:])
+
+
+def scaffold(name: str) -> dict[Path, str]:
+    """Every file that exercise ``name`` adds or changes, and its new text: its own first, then the shared ones."""
+    fields = {"name": name, "number": len(registry.EXERCISES) + 1, "todo": PLACEHOLDER, "begin": stubs.BEGIN,
+              "end": stubs.END, "rule": "-" * (82 - len(name))}
+    return {
+        SOLUTIONS / f"{name}.py": SOLUTION.format(**fields),
+        registry.CHECKS_DIR / "public" / f"test_{name}.py": PUBLIC_CHECKS.format(**fields),
+        registry.CHECKS_DIR / "hidden" / f"test_{name}.py": HIDDEN_CHECKS.format(**fields),
+        registry.EXERCISES_FILE: registry.EXERCISES_FILE.read_text() + REGISTRY_ENTRY.format(**fields),
+        TESTS / "mistakes.py": with_entry(TESTS / "mistakes.py", "MISTAKES", MISTAKES_ENTRY.format(**fields)),
+        TESTS / "degenerate.py": with_entry(TESTS / "degenerate.py", "MODULES", DEGENERATE_ENTRY.format(**fields)),
+    }
+
+
+def new(name: str) -> str | None:
+    """Scaffold exercise ``name`` and say what is left to do; or why not, with nothing written."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
+        return f"{name!r} is not a lowercase Python identifier; it names the module and its function"
+    if name in registry.BY_MODULE:
+        return f"{name} is an exercise already"
+    if importlib.util.find_spec(name) is not None:
+        return f"{name} is a module installed here already; a learner's {name}.py would hide it"
+    try:
+        plan = scaffold(name)
+    except ValueError as error:
+        return f"{error}; nothing was written"
+    own, shared = list(plan)[:3], list(plan)[3:]
+    if existing := [shown(path) for path in own if path.exists()]:
+        return f"{', '.join(existing)} exists already; nothing was written"
+    for path, text in plan.items():
+        path.write_text(text)
+    print(f"exercise {len(registry.EXERCISES) + 1}, {name}: wrote {', '.join(map(shown, own))}; added its entry "
+          f"to {', '.join(map(shown, shared))}")
+    print(NEXT_STEPS.format(todo=PLACEHOLDER, name=name, registry=shown(registry.EXERCISES_FILE),
+                            mistakes=MIN_MISTAKES))
+    return None
+
+
+def check() -> int:
+    found = problems()
+    print("\n".join(found) if found else f"{len(registry.EXERCISES)} exercises, all in step")
+    return 1 if found else 0
+
+
+def main(argv=None) -> int:
+    parser = Parser(prog="softlookup dev", description=__doc__.splitlines()[0])
+    actions = parser.add_subparsers(dest="action", required=True, metavar="{check,new}")
+    actions.add_parser("check", help="list what is out of step between the exercises and the kit, in seconds")
+    scaffolding = actions.add_parser("new", help="scaffold a new exercise and print the steps left")
+    scaffolding.add_argument("name", help="the exercise's module, and its first function (a lowercase identifier)")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if not (SOLUTIONS.is_dir() and TESTS.is_dir()):
+        raise UsageError(f"this is for the kit's repository, with solutions/ and tests/ beside grader/; "
+                         f"{registry.KIT_ROOT} is not one")
+    if args.action == "check":
+        return check()
+    if refused := new(args.name):
+        raise UsageError(refused)
+    return 0
