@@ -143,7 +143,7 @@ def test_no_file_stops_the_class(tmp_path):
     done = cli(root, out, "--jobs", "2")
     assert done.returncode == 0, done.stderr
     assert all((out / name).is_file() for name in gradebook.CLASS_FILES)
-    assert "2 entries ignored: .DS_Store (left by a tool, not a student); __MACOSX (left by a tool" in done.stderr
+    assert "2 entries ignored: .DS_Store, __MACOSX (left by a tool, not a student)" in done.stderr
     found = rows(out)
     assert set(found) == {"honest-1", "honest-2", ".hidden", *classes.TRIGGERS}
     for student in ("honest-1", "honest-2", ".hidden"):

@@ -59,16 +59,22 @@ class Intake:
     ignored: list[tuple[str, str]]  # (entry, why it is not a student's work)
 
     def described(self) -> str:
-        """The line printed before grading: "40 students (Canvas export, 3 late), 2 entries ignored: ..."."""
+        """The line printed before grading: "40 students (Canvas export, 3 late), 2 entries ignored: ...", the
+        entries ignored for one reason named together (three of them, and how many more)."""
         late = sum(student.late for student in self.students)
-        count = f"{len(self.students)} student{'s' * (len(self.students) != 1)}"
-        line = f"{count} ({self.title}{f', {late} late' if late else ''})"
+        line = f"{_counted(len(self.students), 'student', 'students')} ({self.title}{f', {late} late' if late else ''})"
         if self.ignored:
-            shown = "; ".join(f"{entry} ({why})" for entry, why in self.ignored[:10])
-            more = f"; and {len(self.ignored) - 10} more" if len(self.ignored) > 10 else ""
-            entries = f"{len(self.ignored)} entr{'ies' if len(self.ignored) != 1 else 'y'}"
-            line += f", {entries} ignored: {shown}{more}"
+            by_reason: dict[str, list[str]] = {}
+            for entry, why in self.ignored:
+                by_reason.setdefault(why, []).append(entry)
+            shown = "; ".join(", ".join(entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
+                              + f" ({why})" for why, entries in by_reason.items())
+            line += f", {_counted(len(self.ignored), 'entry', 'entries')} ignored: {shown}"
         return line
+
+
+def _counted(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
 
 
 def escaped(text: str) -> str:

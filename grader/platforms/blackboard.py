@@ -54,21 +54,23 @@ def read(folder: Path, entries: list[os.DirEntry]) -> tuple[list[Student], list[
                                                    "(<assignment>_<username>_attempt_<date>_<file name>)"))
         else:
             attempts.setdefault((found["prefix"], found["when"]), []).append((entry, found))
-    latest: dict[str, tuple[list, Student]] = {}  # username -> their last attempt's files, and them
-    for (prefix, when), files in sorted(attempts.items(), key=lambda item: item[0][1]):
-        student = _attempt(folder, prefix, files, ignored)
+    latest: dict[str, tuple[Student, list, list]] = {}  # username -> them, their last attempt's files and notes
+    for (prefix, _), files in sorted(attempts.items(), key=lambda item: item[0][1]):  # in the order they were made
+        student, notes = _attempt(prefix, files)
         if student.id in latest:
             ignored += [(printable(entry.name), f"from an earlier attempt of {student.id}: the last one is graded")
-                        for entry, _ in latest[student.id][0]]
-        latest[student.id] = (files, student)
-    return [student for _, student in latest.values()], ignored
+                        for entry, _ in latest[student.id][1]]
+        latest[student.id] = (student, files, notes)
+    notes = [note for _, _, attempt_notes in latest.values() for note in attempt_notes]
+    return [student for student, _, _ in latest.values()], ignored + notes
 
 
-def _attempt(folder: Path, prefix: str, files: list[tuple[os.DirEntry, re.Match]],
-             ignored: list[tuple[str, str]]) -> Student:
-    """The student of one attempt, from its receipt where there is one, with the attempt's files."""
+def _attempt(prefix: str, files: list[tuple[os.DirEntry, re.Match]]) -> tuple[Student, list[tuple[str, str]]]:
+    """The student of one attempt, from its receipt where there is one, with the attempt's files; and the
+    attempt's entries that are not files to grade, with why."""
     receipt = next((entry for entry, found in files if found["receipt"]), None)
     text = _read_receipt(receipt) if receipt is not None else ""
+    ignored = [(printable(receipt.name), "Blackboard's receipt of an attempt: read for the name")] if receipt else []
     who = _NAME.search(text)
     user = who["user"].strip() if who and prefix.endswith(f"_{who['user'].strip()}") else prefix.rpartition("_")[2]
     originals = {stored.strip(): original.strip() for original, stored in _FILES.findall(text)}
@@ -84,7 +86,7 @@ def _attempt(folder: Path, prefix: str, files: list[tuple[os.DirEntry, re.Match]
             ignored.append((printable(entry.name), "its file name cannot name a file in a folder"))
         else:
             student.files[name] = entry.path
-    return student
+    return student, ignored
 
 
 def _read_receipt(entry: os.DirEntry) -> str:
