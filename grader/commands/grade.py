@@ -116,7 +116,7 @@ def _gathered(files: dict[str, str], folder: Path) -> Path:
                 with open(folder / name, "wb") as sink:
                     shutil.copyfileobj(source, sink)
         except OSError as error:
-            raise ValueError(f"{name} cannot be read ({described(error)})") from None
+            raise ValueError(f"the file {name} cannot be read ({described(error)})") from None
     return folder
 
 

@@ -62,7 +62,8 @@ class Intake:
         """The line printed before grading: "40 students (Canvas export, 3 late), 2 entries ignored: ...", the
         entries ignored for one reason named together (three of them, and how many more)."""
         late = sum(student.late for student in self.students)
-        line = f"{_counted(len(self.students), 'student', 'students')} ({self.title}{f', {late} late' if late else ''})"
+        line = f"{_counted(len(self.students), 'student', 'students')} ({self.title}"
+        line += f", {late} late)" if late else ")"
         if self.ignored:
             by_reason: dict[str, list[str]] = {}
             for entry, why in self.ignored:

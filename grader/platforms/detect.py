@@ -25,8 +25,10 @@ LAYOUTS = {platform.NAME: platform for platform in (*PLATFORMS, folders)}
 
 def read(folder: Path, layout: str | None = None) -> Intake:
     """The students in ``folder`` read as ``layout`` (a name of :data:`LAYOUTS`), or as the layout detected."""
-    folder = _export_folder(folder, layout)
     entries, litter = listing(folder)
+    if (inside := _export_folder(entries, layout)) is not None:
+        (entries, more_litter), folder = listing(inside), inside
+        litter += more_litter
     platform = LAYOUTS[layout] if layout else _detected(entries)
     students, ignored = platform.read(folder, entries)
     return Intake(platform.NAME, platform.TITLE, _unique(students), litter + ignored)
@@ -39,19 +41,18 @@ def _detected(entries: list) -> ModuleType:
     return platform if 2 * count > len(entries) else folders
 
 
-def _export_folder(folder: Path, layout: str | None) -> Path:
-    """``folder``, or the one folder it holds where that is what an export was unzipped into.
+def _export_folder(entries: list, layout: str | None) -> Path | None:
+    """The one folder among ``entries``, where that is what an export was unzipped into.
 
     Only a folder whose entries a platform recognises counts (the one named by ``layout``, if any): a
     class of one student's folder stays a class of one.
     """
-    entries, _ = listing(folder)
     if len(entries) != 1 or not entries[0].is_dir(follow_symlinks=False):
-        return folder
+        return None
     inside, _ = listing(Path(entries[0].path))
     chosen = LAYOUTS[layout] if layout else _detected(inside)
     if chosen is folders or not any(chosen.recognised(entry) for entry in inside):
-        return folder
+        return None
     return Path(entries[0].path)
 
 
@@ -61,7 +62,7 @@ def _unique(students: list[Student]) -> list[Student]:
     seen: dict[str, Student] = {}
     for student in students:
         if student.id in seen:
-            student.problem = (f"two submissions have the id {student.id} (a folder and a .zip of the same "
-                               "name?); keep one")
+            student.problem = (f"two submissions have the id {student.id} (a folder and a .zip of one name, or "
+                               "one student twice in the export); keep one")
         seen[student.id] = student
     return list(seen.values())
