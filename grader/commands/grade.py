@@ -318,8 +318,8 @@ def parser() -> Parser:
     p.add_argument("--layout", choices=list(detect.LAYOUTS),
                    help="read SUBMISSIONS as this layout instead of the one detected")
     p.add_argument("--assignment", default="softlookup", metavar="NAME",
-                   help="the gradebook column of the platform's import file; for Canvas, \"<title> (<assignment "
-                        "id>)\" fills that assignment (default: softlookup, which Canvas adds as a new one)")
+                   help="the assignment's column in Canvas's import file: \"<title> (<assignment id>)\" fills that "
+                        "assignment (default: softlookup, which Canvas adds as a new assignment)")
     check.add_grading_options(p)
     p.add_argument("--force", action="store_true", help="grade again students already graded in OUT")
     p.add_argument("--allow-unconfined", action="store_true",

@@ -115,8 +115,8 @@ _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augu
 
 
 def _moodle_date(when: datetime.datetime) -> str:
-    """``when`` as Moodle's worksheet writes a date (``userdate``: "Thursday, 05 June 2025, 02:30 PM"), in
-    English whatever this machine's locale: Moodle reads it back with PHP's strtotime."""
+    """``when`` as Moodle's worksheet writes a date (``userdate`` with English ``strftimedaydatetime``:
+    "Thursday, 05 June 2025, 02:30 PM"), whatever this machine's locale: Moodle reads it back with strtotime."""
     hour = when.hour % 12 or 12
     return (f"{_DAYS[when.weekday()]}, {when.day:02d} {_MONTHS[when.month - 1]} {when.year}, "
             f"{hour:02d}:{when.minute:02d} {'AM' if when.hour < 12 else 'PM'}")
