@@ -54,6 +54,10 @@ KEPT_BACK = {
     "commands/autograder.py": "what the Gradescope autograder runs: every check, hidden ones included",
     "releases/distribution.py": "the releases' shared packaging",
     "releases/leak_scan.py": "lists the reference's lines and the hidden checks it looks for",
+    **{f"platforms/{name}.py": "reads course platforms' exports for softlookup grade and writes their imports"
+       for name in ("__init__", "detect", "folders", "canvas", "moodle", "blackboard", "gradescope",
+                    "github_classroom")},
+    **{f"reports/{name}.py": "the class summary of softlookup grade" for name in ("__init__", "summary")},
 }
 DEPENDENCIES = ["numpy", "pytest", "rich", "torch", "transformers", "matplotlib", "jupyterlab", "ipykernel",
                 "ipywidgets", "nbformat", "nbclient"]
