@@ -98,7 +98,7 @@ def test_each_platform_gets_the_import_file_it_reads(graded, scores):
 
 
 def test_a_rerun_with_nothing_new_says_so(graded):
-    layout, expected, _, out = graded
+    _, expected, _, out = graded
     again = grade(out.parent / "export", out)
     assert again.returncode == 0, again.stderr
     assert f"nothing new: all {len(expected)} students were graded" in again.stderr
