@@ -8,7 +8,7 @@ import classes
 import test_batch
 from attacks import ATTACKS, BOUND, CLASS_ATTACKS, SECRET, kit_copy, run_attack
 from conftest import SOLUTIONS
-from grader.commands import gradebook
+from grader.reports import gradebook
 from grader.engine import registry
 
 

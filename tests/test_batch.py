@@ -20,7 +20,9 @@ import pytest
 
 import classes
 from classes import NUMPY
-from grader.commands import check, grade, gradebook
+from grader.commands import check, grade
+from grader.reports import gradebook
+from grader.platforms import detect
 from grader.engine import registry
 from grader.engine.results import ERROR_STATUS, STATUSES
 
@@ -71,8 +73,7 @@ def mixed(tmp_path_factory):
     root.mkdir()
     for name, build in classes.MIXED.items():
         build(root / name)
-    everyone, _ = grade.students(root.resolve())
-    return {student.id: student for student in everyone}
+    return {student.id: student for student in detect.read(root.resolve()).students}
 
 
 def batch(students: list, jobs: int, out: Path) -> Path:
@@ -143,7 +144,7 @@ def test_no_file_stops_the_class(tmp_path):
     done = cli(root, out, "--jobs", "2")
     assert done.returncode == 0, done.stderr
     assert all((out / name).is_file() for name in gradebook.CLASS_FILES)
-    assert "left out 2 entries" in done.stderr and ".DS_Store" in done.stderr and "__MACOSX" in done.stderr
+    assert "2 entries ignored: .DS_Store, __MACOSX (left by a tool, not a student)" in done.stderr
     found = rows(out)
     assert set(found) == {"honest-1", "honest-2", ".hidden", *classes.TRIGGERS}
     for student in ("honest-1", "honest-2", ".hidden"):
@@ -262,9 +263,11 @@ def test_every_entry_is_a_student_but_tools_litter(tmp_path):
     (tmp_path / "bob.zip").write_bytes(b"")
     (tmp_path / ".zip").write_bytes(b"")
     (tmp_path / "carol").write_text("a file")
-    found, ignored = grade.students(tmp_path)
-    assert sorted(ignored) == sorted([".DS_Store", "._softmax.py", "Thumbs.db", "__MACOSX", ".ipynb_checkpoints"])
-    by_id = {student.id: student for student in found}
+    intake = detect.read(tmp_path)
+    assert intake.layout == "folders"
+    assert sorted(ignored for ignored, _ in intake.ignored) == sorted([".DS_Store", "._softmax.py", "Thumbs.db",
+                                                                        "__MACOSX", ".ipynb_checkpoints"])
+    by_id = {student.id: student for student in intake.students}
     assert set(by_id) == {".hidden", "alice", "alice.zip", "bob", ".zip", "carol"}
     assert not by_id["alice.zip"].zipped and by_id["bob"].zipped and by_id[".zip"].zipped  # a folder named x.zip
     assert "is a file" in by_id["carol"].problem and not by_id[".hidden"].problem

@@ -20,7 +20,8 @@ import pytest
 from markdown_it import MarkdownIt
 from rich.console import Console
 
-from grader.commands import gradebook
+from grader.reports import gradebook
+from grader.reports import summary
 from grader.engine import results
 from grader.engine.results import CheckResult, SubmissionResult, gradescope, redacted, render, write_atomically
 
@@ -89,15 +90,18 @@ def html_in(text: str) -> list[str]:
 
 def test_every_student_cell_of_the_gradebook_is_text_to_a_spreadsheet():
     graded = {student: hostile_result(student) for student in [*FORMULAS, "honest"]}
+    for student, result in graded.items():  # names and emails from an export are the students' text too
+        result.name, result.email = student, student
     text = gradebook.grades_csv(graded, ["softmax", "lookup"])
     rows = list(csv.reader(io.StringIO(text)))
-    assert rows[0] == ["student", "score", "max_score", "status", "softmax", "lookup"]
+    assert rows[0] == ["student", "name", "email", "late", "score", "max_score", "status", "softmax", "lookup"]
     ids = {row[0]: row for row in rows[1:]}
     assert set(ids) == {"'" + student for student in FORMULAS} | {"honest"}
     for row in rows[1:]:
+        assert row[1] == row[2] == row[0]
         assert not row[0].lstrip(" ").startswith(("=", "+", "-", "@", "\t", "\r", "\n")), row
-        assert [float(cell) for cell in row[1:3] + row[4:]] == [2, 6, 2, 0]  # numbers stay numbers
-        assert row[3] == "timeout"  # the hidden check that ran past its limit
+        assert [float(cell) for cell in row[4:6] + row[7:]] == [2, 6, 2, 0]  # numbers stay numbers
+        assert row[6] == "timeout"  # the hidden check that ran past its limit
 
 
 def test_a_cell_that_only_looks_like_a_formula_inside_is_left_as_it_is():
@@ -127,17 +131,18 @@ def test_feedback_markdown_has_only_the_kits_headings_and_the_fake_note_stays_in
 
 def test_the_summary_quotes_messages_as_text():
     graded = {student: hostile_result(student) for student in ["a", "b"]}
-    text = gradebook.summary_markdown(graded)
-    assert headings(text) == ["Class summary: 2 students", "Distribution", "What to reteach"]
+    text = summary.markdown(graded)
+    assert headings(text) == ["Class summary: 2 students", "Distribution", "What to reteach",
+                              "Not started, missing or unreadable"]
     assert set(html_in(text)) <= {"<br>"}
     rendered = MarkdownIt("commonmark").enable("table").render(text)
     assert "<script>" not in rendered and "&lt;script&gt;" in rendered
 
 
 def test_blanking_numbers_keeps_names():
-    assert gradebook.blanked("gpt2_values.py: layer 4 is off by 0.25 (expected [0.1 0.9], received [1e-05 1.])") \
+    assert summary.blanked("gpt2_values.py: layer 4 is off by 0.25 (expected [0.1 0.9], received [1e-05 1.])") \
         == "gpt2_values.py: layer … is off by … (expected …, received …)"
-    assert gradebook.blanked("the scores are divided by d_k, not sqrt(d_k); x[0] of shape (3, 4)") \
+    assert summary.blanked("the scores are divided by d_k, not sqrt(d_k); x[0] of shape (3, 4)") \
         == "the scores are divided by d_k, not sqrt(d_k); x[…] of shape (…, …)"
 
 
@@ -147,11 +152,11 @@ def test_blanking_numbers_keeps_names():
 @pytest.mark.parametrize("student", HOSTILE_IDS)
 def test_the_html_pages_escape_everything_and_have_one_heading(student):
     graded = {student: hostile_result(student), "other": hostile_result("other")}
-    for page in (gradebook.feedback_html(graded[student], student), gradebook.summary_html(graded)):
+    for page in (gradebook.feedback_html(graded[student], student), summary.page(graded)):
         assert "<script" not in page and "<b>scores" not in page
         assert "&lt;script&gt;" in page
         assert page.count("<h1>") == 1
-    assert "Class summary: 2 students" in gradebook.summary_html(graded)
+    assert "Class summary: 2 students" in summary.page(graded)
 
 
 # -- redaction: one rule for results.json, feedback.md and feedback.html ----------------------------

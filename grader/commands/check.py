@@ -55,6 +55,8 @@ def usage_problem(args) -> str | None:
         here = Path.cwd()
         has_modules = any((here / f"{exercise.module}.py").is_file() for exercise in registry.EXERCISES)
         args.directory = here if has_modules else Path("assignments")
+    else:  # a clone of the student bundle, say, holds the exercises in its assignments/, as the default finds them
+        args.directory = exercise_folder(args.directory) or args.directory
     if not args.directory.is_dir():
         return (f"{args.directory} is not a folder; give the folder that holds your exercise modules "
                 "(default: this folder if it holds them, else ./assignments)")
@@ -68,6 +70,14 @@ def usage_problem(args) -> str | None:
         return f"--json {args.json} is a folder; give the name of the file to write, e.g. {args.json / 'results.json'}"
     if args.json and not args.json.parent.is_dir():
         return f"cannot write {args.json}: folder {args.json.parent} does not exist"
+    return None
+
+
+def exercise_folder(directory: Path) -> Path | None:
+    """The folder of ``directory`` that holds exercises (modules or notebooks): itself, or its ``assignments/``."""
+    for folder in (directory, directory / "assignments"):
+        if folder.is_dir() and notebooks.chosen_sources(folder, prefer_notebooks=True):
+            return folder
     return None
 
 

@@ -26,52 +26,30 @@ import dataclasses
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import pytest
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from grader.commands import check, gradebook
+from grader.commands import check
+from grader.reports import gradebook
 from grader.engine import notebooks, options, plugin, registry, runner, sandbox
 from grader.engine.options import Options
+from grader.engine.results import CheckResult, SubmissionResult, write_atomically
+from grader.platforms import NAME_BYTES, Intake, Student, detect, escaped, is_litter
 from grader.usage import Parser, UsageError
-from grader.engine.results import CheckResult, SubmissionResult
 
-ZIP_LIMITS = (500, 20 * 2**20)  # members and bytes a student's zip may unpack to
+ZIP_LIMITS = (500, 20 * 2**20)  # members and bytes a student's zip (or files, or a zip in their zip) may come to
 ZIP_DEPTH = 16  # folders a zip member may sit in: an export nests its modules two or three deep
-NAME_BYTES = 255  # the longest file name a file system takes
 REASON_CHARS = 300  # a reason written into a student's files is one line of at most this
-# What tools leave beside submissions: never a student, so left out (and named in one line before grading).
-LITTER = {".DS_Store", "__MACOSX", ".Trashes", ".Spotlight-V100", ".fseventsd", ".TemporaryItems", "Thumbs.db",
-          "desktop.ini", ".ipynb_checkpoints", ".git", ".gitignore", ".gitattributes", ".svn", ".hg"}
-
-
-@dataclass
-class Student:
-    id: str  # the folder's (or zip's) name, made printable (its folder in OUT: gradebook.student_folder)
-    path: str  # where the submission is; for a zip, the zip itself
-    problem: str = ""  # why it cannot be graded at all, if it cannot
-    zipped: bool = False  # path is a .zip to unpack
-
-
-def escaped(text: str) -> str:
-    """``text`` with every character that does not print (controls, lone surrogates) shown as \\xNN.
-
-    What is left is printable and encodable as UTF-8: fit for any file and any terminal.
-    """
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
-
-
-def printable(name: str) -> str:
-    """A file name as a student id safe for a CSV cell and a folder: bytes that are not UTF-8, and
-    characters that do not print, shown as \\xNN."""
-    return escaped(os.fsencode(name).decode("utf-8", errors="backslashreplace"))
+SUBMISSION = "your submission"  # how a message names the folder graded: the student's, or one unpacked for them
+NOT_FOUND = ("missing", "invalid")  # why a check had nothing to grade: no module, or no readable submission
 
 
 def one_line(text, limit: int = REASON_CHARS) -> str:
@@ -91,51 +69,57 @@ def described(error: BaseException) -> str:
     return one_line(f"{name}: {error}")
 
 
-def is_litter(name: str) -> bool:
-    """Whether an entry of the submissions folder is what a tool leaves there (macOS's ``._x`` included)."""
-    return name in LITTER or name.startswith("._")
-
-
-def students(folder: Path) -> tuple[list[Student], list[str]]:
-    """One student per entry of ``folder`` (a folder, or a .zip of one), and the entries left out as litter.
-
-    Every other entry is graded, dot-names and odd names included (gradebook.student_folder gives each
-    a folder of OUT that no other takes): an instructor must never lose a student without a word.
-    """
-    found: dict[str, Student] = {}
-    ignored = []
-    for entry in sorted(os.scandir(folder), key=lambda entry: entry.name):
-        if is_litter(entry.name):
-            ignored.append(printable(entry.name))
-            continue
-        name = printable(entry.name)
-        if entry.is_symlink():
-            student = Student(name, entry.path, f"{name} is a link; put the student's folder itself there")
-        elif entry.is_dir():
-            student = Student(name, entry.path)
-        elif entry.name.endswith(".zip") and entry.is_file():
-            student = Student(printable(entry.name[:-4] or entry.name), entry.path, zipped=True)
-        else:
-            student = Student(name, entry.path, f"{name} is a file, not a folder or a .zip of one")
-        if student.id in found:
-            student.problem = f"two submissions are named {student.id} (a folder and a .zip?); keep one"
-        found[student.id] = student
-    return list(found.values()), ignored
-
-
 def unpacked(student: Student, scratch: Path) -> Path:
-    """The folder to grade: the student's own, or their zip unpacked; one lone subfolder is entered.
+    """The folder to grade: the student's own, their zip unpacked, or (a flat export's student) their files
+    gathered under the names they gave them; then, as deep as an export nests it, the folder that holds the
+    exercises.
 
-    Raises ValueError, with a one-line reason, for a zip that cannot be read, is too large, or has a
-    path that leaves it, goes too deep or is too long.
+    Inside, a lone subfolder is entered (student/submission/softmax.py) and a lone zip is unpacked (a
+    student who uploaded their work zipped) once; a folder holding ``assignments/`` with the exercises in it
+    (a clone of the student bundle) gives that. Raises ValueError, with a one-line reason, for a zip that
+    cannot be read, is too large, or has a path that leaves it, goes too deep or is too long.
     """
     folder = Path(student.path)
-    if student.zipped:
+    if student.files or not student.path:
+        folder = _gathered(student.files, scratch / "files")
+    elif student.zipped:
         folder = scratch / "unzipped"
         _unzip(Path(student.path), folder)
-    entries = [entry for entry in folder.iterdir() if not entry.name.startswith((".", "__"))] if folder.is_dir() else []
-    if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink():
-        return entries[0]  # student/submission/softmax.py, as many exports nest it
+    zip_inside = scratch / "zip-inside"
+    for _ in range(ZIP_DEPTH):
+        if (found := check.exercise_folder(folder)) is not None:
+            return found
+        entries = [entry for entry in folder.iterdir() if not is_litter(entry.name)
+                   and not entry.name.startswith((".", "__"))] if folder.is_dir() else []
+        if len(entries) != 1 or entries[0].is_symlink():
+            return folder
+        if entries[0].is_dir():
+            folder = entries[0]
+        elif entries[0].name.lower().endswith(".zip") and not zip_inside.exists():
+            _unzip(entries[0], zip_inside)
+            folder = zip_inside
+        else:
+            return folder
+    return folder
+
+
+def _gathered(files: dict[str, str], folder: Path) -> Path:
+    """``folder``, made of ``files`` (each name to grade it under, and where it is), within :data:`ZIP_LIMITS`.
+
+    The names are plain file names (the platforms make sure); a link is never read through.
+    """
+    folder.mkdir()
+    allowed = ZIP_LIMITS[1]
+    for name, path in files.items():
+        try:
+            with open(path, "rb", opener=lambda place, flags: os.open(place, flags | os.O_NOFOLLOW)) as source:
+                allowed -= os.fstat(source.fileno()).st_size
+                if allowed < 0:
+                    raise ValueError(f"the files come to more than {ZIP_LIMITS[1] // 2**20} MB")
+                with open(folder / name, "wb") as sink:
+                    shutil.copyfileobj(source, sink)
+        except OSError as error:
+            raise ValueError(f"the file {name} cannot be read ({described(error)})") from None
     return folder
 
 
@@ -223,6 +207,12 @@ def crashed(student: str, exercises: list[registry.Exercise], reason: str) -> Su
     return result
 
 
+def identified(result: SubmissionResult, student: Student) -> SubmissionResult:
+    """``result`` as the student's, with who they are as the export says: every file written from it shows it."""
+    result.submission, result.name, result.email, result.late = student.id, student.name, student.email, student.late
+    return result
+
+
 # -- a judge: one pytest session, student after student ---------------------------------------
 
 
@@ -273,21 +263,22 @@ class _Batch:
     def graded(self, session, student: Student):
         """Unpack, turn notebooks into modules, grade: the student's result."""
         with tempfile.TemporaryDirectory(prefix="softlookup-student-", ignore_cleanup_errors=True) as scratch:
-            try:
-                folder, problem = unpacked(student, Path(scratch)), student.problem
-            except ValueError as error:
-                folder, problem = Path(student.path), f"{student.id}: {error}"
+            folder, problem = Path(scratch), student.problem  # a submission with a problem is not read at all
+            if not problem:
+                try:
+                    folder = unpacked(student, Path(scratch))
+                except ValueError as error:
+                    problem = str(error)
             if problem:
                 result = self.grade_one(session, folder, problem)
             else:  # notebooks become modules before grading: the engine only ever grades modules
                 with notebooks.module_folder(folder, keep_going=True) as modules:
                     result = self.grade_one(session, modules, problem)
-        result.submission = student.id
-        return result
+        return identified(result, student)
 
     @staticmethod
     def grade_one(session, folder: Path, problem: str):
-        plugin.begin_submission(session.config, folder, problem)
+        plugin.begin_submission(session.config, folder, problem, shown=SUBMISSION)
         try:
             for index, item in enumerate(session.items):
                 following = session.items[index + 1] if index + 1 < len(session.items) else None
@@ -320,10 +311,18 @@ def serve(argv: list[str]) -> int:
 
 
 def parser() -> Parser:
-    p = Parser(prog="softlookup grade", description="Grade a class: one subfolder (or .zip) per student.")
-    p.add_argument("submissions", type=Path, help="folder with one subfolder (or .zip) per student")
+    p = Parser(prog="softlookup grade", description="Grade a class: a course platform's export of submissions, or "
+                                                    "one subfolder (or .zip) per student.")
+    p.add_argument("submissions", type=Path,
+                   help="the export's folder (Canvas, Moodle, Blackboard, Gradescope, GitHub Classroom clones) or a "
+                        "folder with one subfolder (or .zip) per student")
     p.add_argument("--out", type=Path, required=True, help="where the gradebook, summary and feedback go")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="students graded at once (default 1)")
+    p.add_argument("--layout", choices=list(detect.LAYOUTS),
+                   help="read SUBMISSIONS as this layout instead of the one detected")
+    p.add_argument("--assignment", default="softlookup", metavar="NAME",
+                   help="the assignment's column in Canvas's import file: \"<title> (<assignment id>)\" fills that "
+                        "assignment (default: softlookup, which Canvas adds as a new assignment)")
     check.add_exercise_option(p)
     options.declare(p.add_argument, ("solutions", "time_limit", "memory_limit", "time_budget"))
     p.add_argument("--force", action="store_true", help="grade again students already graded in OUT")
@@ -355,13 +354,17 @@ def main(argv=None) -> int:
     if problem := usage_problem(args):
         raise UsageError(problem)
     exercises = check.chosen_exercises(args)
-    everyone, ignored = students(args.submissions.resolve())
-    if ignored:
-        shown = ", ".join(ignored[:10]) + (f" and {len(ignored) - 10} more" if len(ignored) > 10 else "")
-        print(f"softlookup grade: left out {len(ignored)} entries that tools leave beside submissions: {shown}",
-              file=sys.stderr)
+    intake = detect.read(args.submissions.resolve(), args.layout)
+    print(f"softlookup grade: {escaped(intake.described())}", file=sys.stderr)
+    if not intake.students:
+        print(f"softlookup grade: there is no student to grade in {args.submissions}; give the folder of the "
+              "platform's export (unzipped), or one with a subfolder (or .zip) per student", file=sys.stderr)
+        return 1
     args.out.mkdir(parents=True, exist_ok=True)
-    todo = [s for s in everyone if args.force or _result_in(args.out, s) is None]
+    todo = [s for s in intake.students if args.force or _result_in(args.out, s) is None]
+    if not todo:
+        print(f"softlookup grade: nothing new: all {len(intake.students)} students were graded in {args.out} "
+              "before (--force grades them again)", file=sys.stderr)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     interrupted, failure = False, ""
     try:
@@ -371,22 +374,45 @@ def main(argv=None) -> int:
         interrupted = True
     except Exception as error:  # the coordinator's own fault: the gradebook of those graded is still written
         failure = f"the batch stopped ({described(error)})"
-    graded = write_gradebook(args.out, everyone, exercises)
-    done = f"{graded} of {len(everyone)} students graded; gradebook in {args.out / 'grades.csv'}"
+    graded = write_gradebook(args.out, intake, exercises, args.assignment)
+    written = ", ".join(str(args.out / name) for name in ("grades.csv", *_import_file(intake.layout)))
+    done = f"{len(graded)} of {len(intake.students)} students graded; gradebook in {written}"
     if failure:
         raise UsageError(f"{failure}; {done}")
     if interrupted:
         print(f"Interrupted: {done}. Run the same command again to grade the rest.", file=sys.stderr)
         return 130
     print(done)
+    if not any(map(_found_anything, graded.values())):
+        print(f"softlookup grade: none of the {len(intake.students)} students could be graded: no exercise module "
+              f"was found in any submission read as {intake.title} (see their feedback.md; --layout reads the "
+              "folder as another layout)", file=sys.stderr)
+        return 1
     return 0
 
 
-def write_gradebook(out: Path, everyone: list[Student], exercises: list[registry.Exercise]) -> int:
-    """grades.csv, summary.md and summary.html from every student graded so far; how many that is."""
-    graded = {s.id: found for s in everyone if (found := _result_in(out, s)) is not None}
+def write_gradebook(out: Path, intake: Intake, exercises: list[registry.Exercise],
+                    assignment: str) -> dict[str, SubmissionResult]:
+    """grades.csv, summary.md, summary.html and the platform's import file from every student graded so far.
+
+    Who a student is comes from the export read now, so a corrected export renames them without a regrade.
+    """
+    graded = {s.id: identified(found, s) for s in intake.students if (found := _result_in(out, s)) is not None}
     gradebook.write_class(out, graded, [exercise.module for exercise in exercises])
-    return len(graded)
+    for name in _import_file(intake.layout):
+        write_atomically(out / name, detect.LAYOUTS[intake.layout].gradebook_import(graded, assignment))
+    return graded
+
+
+def _import_file(layout: str) -> list[str]:
+    """The gradebook import the platform of ``layout`` takes back, if it takes one."""
+    platform = detect.LAYOUTS[layout]
+    return [platform.IMPORT_FILE] if platform.IMPORT_FILE else []
+
+
+def _found_anything(result: SubmissionResult) -> bool:
+    """Whether grading found something of the student's to grade: a module, even one that fails every check."""
+    return any(item.error not in NOT_FOUND for exercise in result.exercises for item in exercise.checks)
 
 
 def _result_in(out: Path, student: Student) -> SubmissionResult | None:
@@ -477,7 +503,7 @@ class _Coordinator:
 def _record_crash(out: Path, student: Student, exercises: list[registry.Exercise], reason: str):
     """Write ``student``'s result as crashed, over whatever a judge left of their files."""
     folder = gradebook.student_folder(out, student.id)
-    gradebook.write_student(folder, student.id, crashed(student.id, exercises, reason))
+    gradebook.write_student(folder, student.id, identified(crashed(student.id, exercises, reason), student))
     for leftover in folder.glob(".*.tmp"):  # a judge killed while writing leaves its temporary file
         leftover.unlink(missing_ok=True)
 

@@ -119,7 +119,7 @@ def pytest_collection_finish(session):
             raise pytest.UsageError(str(error)) from None
 
 
-def begin_submission(config, folder: Path, problem: str = ""):
+def begin_submission(config, folder: Path, problem: str = "", shown: str | None = None):
     """Make ``folder`` the submission the checks run on next, with a fresh result.
 
     ``softlookup check`` grades one folder per pytest session; ``softlookup
@@ -127,7 +127,9 @@ def begin_submission(config, folder: Path, problem: str = ""):
     start-up and collection, the fork servers and the reference's answers
     serve the whole class. ``problem`` says why the folder cannot be graded
     at all (a file where a folder should be, a broken zip): every check then
-    fails with it.
+    fails with it. ``shown`` is how messages name the folder (by default its
+    path): a batch grades folders it unpacked, which are gone by the time a
+    student reads their feedback.
     """
     config.option.submission = str(folder)
     config.stash[RESULT] = SubmissionResult(str(folder))
@@ -135,8 +137,8 @@ def begin_submission(config, folder: Path, problem: str = ""):
     config.stash[SESSION].begin_submission(config.getoption("time_budget") or options.TIME_BUDGET)
     exercises = config.stash[_EXERCISES]
     invalid = sandbox.SubmissionError("invalid", problem) if problem else None
-    config.stash[_UNGRADABLE] = {
-        exercise.module: error for exercise in exercises if (error := invalid or _ungradable(folder, exercise))}
+    config.stash[_UNGRADABLE] = {exercise.module: error for exercise in exercises
+                                 if (error := invalid or _ungradable(folder, exercise, shown))}
     config.stash[_NEEDS] = {exercise.module: needs_of(folder, exercise) for exercise in exercises}
     sandbox.preload(servers_needed(folder, exercises) if not problem else "numpy")
     if config.getoption("require_isolation"):  # otherwise the first learner's worker reports what holds
@@ -173,7 +175,7 @@ def end_submission(config) -> SubmissionResult:
     return result
 
 
-def _ungradable(folder: Path, exercise: registry.Exercise) -> sandbox.SubmissionError | None:
+def _ungradable(folder: Path, exercise: registry.Exercise, shown: str | None = None) -> sandbox.SubmissionError | None:
     """Why none of an exercise's checks needs to run, found without running anything: no file, or stubs only.
 
     A learner starts one exercise at a time; the ones not started cost
@@ -182,7 +184,7 @@ def _ungradable(folder: Path, exercise: registry.Exercise) -> sandbox.Submission
     path = folder / f"{exercise.module}.py"
     label = f"{exercise.module}.py"
     if not path.is_file():
-        return sandbox.SubmissionError("missing", f"there is no {label} in {folder}: put your file there, or "
+        return sandbox.SubmissionError("missing", f"there is no {label} in {shown or folder}: put your file there, or "
                                        "check the folder name", f"importing {label}")
     if inspection.untouched(path, exercise.functions):
         return sandbox.SubmissionError("not_implemented", "", f"{label}: every function")

@@ -87,6 +87,10 @@ class SubmissionResult:
     exercises: list[ExerciseResult] = field(default_factory=list)
     seconds: float = 0.0
     unprotected: list[str] = field(default_factory=list)  # protections this machine could not give the workers
+    # Who submitted it, where a course platform's export says so (grader.platforms): for the gradebooks.
+    name: str = ""
+    email: str = ""
+    late: bool = False
 
     @property
     def score(self) -> float:
@@ -113,13 +117,16 @@ class SubmissionResult:
                 "exercises": [{"name": exercise.name, "title": exercise.title,
                                "checks": [{name: getattr(check, name) for name in names} for check in exercise.checks]}
                               for exercise in self.exercises],
-                "seconds": self.seconds, "unprotected": list(self.unprotected)}
+                "seconds": self.seconds, "unprotected": list(self.unprotected), "name": self.name,
+                "email": self.email, "late": self.late}
 
     @classmethod
     def from_plain(cls, plain: dict) -> "SubmissionResult":
+        """The result ``to_plain`` gave, or a record from before results said who submitted them."""
         exercises = [ExerciseResult(e["name"], e["title"], [CheckResult(**c) for c in e["checks"]])
                      for e in plain["exercises"]]
-        return cls(plain["submission"], exercises, plain["seconds"], plain["unprotected"])
+        return cls(plain["submission"], exercises, plain["seconds"], plain["unprotected"], plain.get("name", ""),
+                   plain.get("email", ""), plain.get("late", False))
 
     def add(self, check: CheckResult, title: str):
         for exercise in self.exercises:
@@ -355,8 +362,11 @@ def summary(exercise: ExerciseResult) -> str:
     return ""
 
 
-def html(result: SubmissionResult) -> str:
-    """The terminal report's content as HTML, for a notebook: the same verdicts, problems and totals."""
+def html(result: SubmissionResult, total_first: bool = False) -> str:
+    """The terminal report's content as HTML, for a notebook: the same verdicts, problems and totals.
+
+    The total comes last, as in the terminal, or first (``total_first``), as a page of feedback opens.
+    """
     from html import escape
 
     colours = {"green": "#1a7f37", "red": "#cf222e", "yellow": "#9a6700"}
@@ -387,8 +397,8 @@ def html(result: SubmissionResult) -> str:
         parts.append(f"<p>{heading}, {exercise.status}</p><table><thead><tr><th style=\"text-align:left\">check</th>"
                      "<th>points</th><th>result</th><th style=\"text-align:left\">what went wrong</th></tr></thead>"
                      f"<tbody>{''.join(rows)}</tbody></table>")
-    parts.append(f"<p><b>Total: {_fmt(result.score)}/{_fmt(result.max_score)}</b> ({result.seconds:.1f} s)</p>")
-    return "\n".join(parts)
+    total = f"<p><b>Total: {_fmt(result.score)}/{_fmt(result.max_score)}</b> ({result.seconds:.1f} s)</p>"
+    return "\n".join([total, *parts] if total_first else [*parts, total])
 
 
 def _indented(printed: str) -> str:

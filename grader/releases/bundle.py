@@ -53,13 +53,17 @@ KEPT_BACK = {
     "releases/exercise_notebooks.py": "makes notebooks from the reference solutions",
     "releases/nbgrader_course.py": "makes an nbgrader course, hidden tests included, from the reference solutions",
     "commands/grade.py": "grades a class with the hidden checks",
-    "commands/gradebook.py": "the class gradebook of softlookup grade",
+    "reports/gradebook.py": "the class gradebook of softlookup grade",
     "commands/report.py": "gpt2-report measures the lesson's figures with gpt2.py",
     "releases/bundle.py": "makes this bundle",
     "releases/gradescope.py": "makes the Gradescope autograder, solutions included",
     "commands/autograder.py": "what the Gradescope autograder runs: every check, hidden ones included",
     "releases/distribution.py": "the releases' shared packaging",
     "releases/leak_scan.py": "lists the reference's lines and the hidden checks it looks for",
+    **{f"platforms/{name}.py": "reads course platforms' exports for softlookup grade and writes their imports"
+       for name in ("__init__", "detect", "folders", "canvas", "moodle", "blackboard", "gradescope",
+                    "github_classroom")},
+    **{f"reports/{name}.py": "the class summary of softlookup grade" for name in ("__init__", "summary")},
 }
 DEPENDENCIES = ["numpy", "pytest", "rich", "torch", "transformers", "matplotlib", "jupyterlab", "ipykernel",
                 "ipywidgets", "nbformat", "nbclient"]

@@ -1,0 +1,230 @@
+"""The class summary: how the scores fall, what to teach again, and what was never there to grade.
+
+A check fails for two unrelated reasons. A student who did not start an
+exercise, or whose module is missing or cannot be read, fails all its checks:
+that says nothing about what they misunderstood, and ranked among the rest it
+buries the one signal a teacher needs. So it is counted apart, per exercise
+(:func:`absences`). What is left, checks that ran on a student's own code and
+failed, is grouped by the mistake the verdict names (:func:`mistakes`). A
+check's message first says what was wrong with the numbers, which differs
+with every input, then, where the check knows it, the likely mistake in the
+lesson's words, which is the same for every student who made it ("...
+received …. Only the differences between scores matter: subtract the largest
+score first."): those catalogued in ``tests/mistakes.py`` are required to
+say theirs. Students told the same mistake count together, whichever check
+and inputs told them; numbers are blanked out (:func:`blanked`), names are
+not.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import html
+import io
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+
+from grader.reports import gradebook
+from grader.engine.results import STATUSES, ExerciseResult, SubmissionResult, encodable
+
+# Why an exercise has nothing of a student's to grade, from its checks' errors, in the order they are shown.
+ABSENCES = ("not started", "missing", "could not be read", "functions not started")
+UNREADABLE = {"invalid", "syntax"}  # a file that is not a submission, a broken zip, a syntax error
+
+
+@dataclass
+class Mistake:
+    """One mistake across the class: what the checks told, which checks, and how many made it of how many."""
+
+    exercise: str
+    told: str  # the likely mistake the verdict names (or its whole message, numbers blanked out)
+    checks: set[str] = field(default_factory=set)  # titles of the checks that told it, "(hidden)" marked
+    students: set[str] = field(default_factory=set)
+    attempted: int = 0  # students whose code for this exercise was graded
+
+
+# A number that stands alone: not the 2 of gpt2_values.py or of d2, nor the k of sqrt(d_k).
+_NUMBERS = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?%?(?!\w)")
+# An array or list of them once blanked (``[… …]``, ``[[…, …], […, …]]``), not an index (``x[…]``).
+_BLANKED_LIST = re.compile(r"(?<![\w\])])\[[\s,.…]*\]")
+
+
+@functools.lru_cache(maxsize=4096)  # a class repeats its messages
+def blanked(message: str) -> str:
+    """``message`` with its numbers blanked out (…), so that students told the same thing count together."""
+    message = _NUMBERS.sub("…", message)
+    while (shorter := _BLANKED_LIST.sub("…", message)) != message:
+        message = shorter
+    return message
+
+
+def told(message: str) -> str:
+    """The mistake a verdict names: what follows its first sentence (the numbers it got wrong), blanked out;
+    the whole message where it has one sentence only (a shape, a time limit, an exception)."""
+    message = blanked(message)
+    _, stop, advice = message.partition(". ")
+    return advice.strip() if stop and advice.strip() else message
+
+
+def absence(exercise: ExerciseResult) -> str | None:
+    """Why none of the exercise's checks ran on a student's own code, if none did (one of :data:`ABSENCES`)."""
+    errors = {check.error for check in exercise.checks if not check.passed}
+    if "missing" in errors:
+        return "missing"
+    if exercise.status == "not started":
+        return "not started"
+    return "could not be read" if errors & UNREADABLE else None
+
+
+def absences(graded: dict[str, SubmissionResult]) -> dict[str, Counter]:
+    """Per exercise, how many students had nothing to grade there, by why; and how many left functions of an
+    exercise they started unimplemented (those checks count here, not as mistakes)."""
+    table: dict[str, Counter] = {}
+    for result in graded.values():
+        for exercise in result.exercises:
+            counts = table.setdefault(exercise.name, Counter())
+            if why := absence(exercise):
+                counts[why] += 1
+            elif any(check.error == "not_implemented" for check in exercise.checks):
+                counts["functions not started"] += 1
+    return table
+
+
+def mistakes(graded: dict[str, SubmissionResult]) -> list[Mistake]:
+    """The mistakes students made in code they wrote, the most made first."""
+    found: dict[tuple[str, str], Mistake] = {}
+    attempted = Counter()
+    for student, result in graded.items():
+        for exercise in result.exercises:
+            if absence(exercise):
+                continue
+            attempted[exercise.name] += 1
+            for (name, hidden), cases in exercise.grouped().items():
+                failed = [case for case in cases if case.outcome == "failed" and case.error != "not_implemented"]
+                if failed:
+                    mistake = found.setdefault((exercise.name, told(failed[0].message)),
+                                               Mistake(exercise.name, told(failed[0].message)))
+                    mistake.checks.add((cases[0].title or name) + (" (hidden)" if hidden else ""))
+                    mistake.students.add(student)
+    for mistake in found.values():
+        mistake.attempted = attempted[mistake.exercise]
+    return sorted(found.values(), key=lambda mistake: (-len(mistake.students), mistake.exercise, mistake.told))
+
+
+def markdown(graded: dict[str, SubmissionResult]) -> str:
+    """summary.md: the scores, the mistakes to teach again, and what was not there to grade."""
+    points, inline = gradebook.points, gradebook.inline
+    scores = [result.score for result in graded.values()]
+    maximum = max((result.max_score for result in graded.values()), default=0)
+    statuses = Counter(result.status for result in graded.values())
+    lines = [f"# Class summary: {len(graded)} students", ""]
+    if scores:
+        quartiles = statistics.quantiles(scores, n=4) if len(scores) > 1 else [scores[0]] * 3
+        lines += [f"Scores out of {points(maximum)}: mean {statistics.mean(scores):.1f}, median "
+                  f"{statistics.median(scores):g}, quartiles {quartiles[0]:g} / {quartiles[2]:g}, lowest "
+                  f"{min(scores):g}, highest {max(scores):g}.", "",
+                  "Statuses: " + ", ".join(f"{status} {statuses[status]}" for status in STATUSES
+                                           if statuses[status]) + ".", "", "## Distribution", "", "```"]
+        lines += _text_histogram(scores, maximum) + ["```", ""]
+    lines += ["## What to reteach", "", "The mistakes that checks named in code students wrote, by how many "
+              "students made them (numbers blanked out). Exercises not started, missing or unreadable are "
+              "counted below, not here.", ""]
+    found = mistakes(graded)
+    if found:
+        lines += ["| mistake | students | exercise: checks |", "| --- | --- | --- |"]
+        lines += [f"| {inline(m.told)} | {len(m.students)} of {m.attempted} | {inline(m.exercise)}: "
+                  f"{inline(', '.join(sorted(m.checks)))} |" for m in found]
+    else:
+        lines.append("No check failed on code a student wrote.")
+    lines += ["", "## Not started, missing or unreadable", "",
+              "Students with nothing of theirs to grade in an exercise, which teaches nothing about the lesson.", ""]
+    table = absences(graded)
+    if any(table.values()):
+        lines += ["| exercise | " + " | ".join(ABSENCES) + " |", "|" + " --- |" * (len(ABSENCES) + 1)]
+        lines += [f"| {inline(exercise)} | " + " | ".join(str(counts[why]) for why in ABSENCES) + " |"
+                  for exercise, counts in table.items() if counts]
+    else:
+        lines.append("Every student handed in every exercise, and started every function.")
+    return "\n".join(lines) + "\n"
+
+
+def page(graded: dict[str, SubmissionResult]) -> str:
+    """summary.html: summary.md's tables, with the score histogram and a chart of the mistakes most made."""
+    found = mistakes(graded)
+    body = []
+    if graded:
+        body.append(f'<img alt="score histogram" src="data:image/png;base64,{_histogram_png(graded)}">')
+    body.append("<h2>What to reteach</h2><p>The mistakes that checks named in code students wrote, by how many "
+                "students made them (numbers blanked out). Exercises not started, missing or unreadable are counted "
+                "below, not here.</p>")
+    if found:
+        body.append(f'<img alt="students per mistake" src="data:image/png;base64,{_mistakes_png(found)}">')
+        body.append("<table><thead><tr><th>mistake</th><th>students</th><th>exercise: checks</th></tr></thead><tbody>")
+        body += [f"<tr><td>{html.escape(m.told)}</td><td>{len(m.students)} of {m.attempted}</td>"
+                 f"<td>{html.escape(m.exercise)}: {html.escape(', '.join(sorted(m.checks)))}</td></tr>" for m in found]
+        body.append("</tbody></table>")
+    else:
+        body.append("<p>No check failed on code a student wrote.</p>")
+    body.append("<h2>Not started, missing or unreadable</h2>")
+    table = absences(graded)
+    if any(table.values()):
+        body.append("<table><thead><tr><th>exercise</th>" + "".join(f"<th>{why}</th>" for why in ABSENCES)
+                    + "</tr></thead><tbody>")
+        body += [f"<tr><td>{html.escape(exercise)}</td>" + "".join(f"<td>{counts[why]}</td>" for why in ABSENCES)
+                 + "</tr>" for exercise, counts in table.items() if counts]
+        body.append("</tbody></table>")
+    else:
+        body.append("<p>Every student handed in every exercise, and started every function.</p>")
+    return gradebook.html_page(f"Class summary: {len(graded)} students", "\n".join(body))  # its one heading
+
+
+def _histogram_png(graded: dict[str, SubmissionResult]) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    scores = [result.score for result in graded.values()]
+    maximum = max(result.max_score for result in graded.values())
+    figure, axes = plt.subplots(figsize=(7, 3))
+    axes.hist(scores, bins=min(20, max(1, int(maximum) or 1)), range=(0, maximum or 1), color="#4477aa")
+    axes.set_xlabel(f"score (out of {gradebook.points(maximum)})")
+    axes.set_ylabel("students")
+    return _png(figure)
+
+
+def _mistakes_png(found: list[Mistake]) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = found[:25]
+    figure, axes = plt.subplots(figsize=(8, 0.3 * len(shown) + 1))
+    labels = [encodable(f"{m.exercise}: {m.told[:60]}") for m in shown][::-1]
+    axes.barh(labels, [len(m.students) for m in shown][::-1], color="#cc6677")
+    axes.set_xlabel("students who made the mistake")
+    axes.tick_params(axis="y", labelsize=7)
+    return _png(figure)
+
+
+def _png(figure) -> str:
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    figure.tight_layout()
+    figure.savefig(buffer, format="png", dpi=100)
+    plt.close(figure)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def _text_histogram(scores: list[float], maximum: float, bins: int = 10) -> list[str]:
+    width = (maximum or 1) / bins
+    counts = Counter(min(int(score / width), bins - 1) for score in scores)
+    most = max(counts.values())
+    points = gradebook.points
+    return [f"{points(i * width):>5}–{points((i + 1) * width):<5} {'#' * round(30 * counts[i] / most):<30} "
+            f"{counts[i]}" for i in range(bins)]

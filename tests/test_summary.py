@@ -1,0 +1,102 @@
+"""The class summary teaches (issue 17): mistakes ranked apart from work that was never there to grade.
+
+Results are built by hand, as the plugin fills them in: students who did not
+start an exercise, whose module is missing or does not parse, who left a
+function unimplemented, and students who made the same catalogued mistake
+(its hint from tests/mistakes.py), seen by different checks on different
+inputs.
+"""
+
+from __future__ import annotations
+
+import re
+
+from grader.reports import gradebook
+from grader.engine.results import CheckResult, SubmissionResult
+from grader.reports import summary
+
+SHIFT = "Only the differences between scores matter: subtract the largest score first."  # mistakes.py's hint
+NOT_IMPLEMENTED = "softmax.softmax() is not implemented yet (it still raises NotImplementedError)."
+
+
+def result(student: str, *checks: tuple) -> SubmissionResult:
+    """A student's result: ``(exercise, check, message, error)`` per failed case; every other check passed."""
+    graded = SubmissionResult(student)
+    failed = {(exercise, check) for exercise, check, _, _ in checks}
+    for exercise, check, message, error in checks:
+        graded.add(CheckResult(exercise, check, "", check.replace("_", " "), "failed", 0.0, 1.0, message,
+                               error=error), exercise)
+    for exercise in ("softmax", "lookup"):
+        for check in ("test_large_scores", "test_rows_far_apart", "test_lesson_table"):
+            if (exercise, check) not in failed:
+                graded.add(CheckResult(exercise, check, "", check, "passed", 1.0, 1.0), exercise)
+    return graded
+
+
+def everywhere(exercise: str, message: str, error: str) -> tuple:
+    """The failures of an exercise whose checks all fail for one reason."""
+    return tuple((exercise, check, message, error) for check in ("test_large_scores", "test_rows_far_apart",
+                                                                 "test_lesson_table"))
+
+
+CLASS = {
+    "not-started": result("not-started", *everywhere("softmax", NOT_IMPLEMENTED, "not_implemented")),
+    "missing": result("missing", *everywhere("lookup", "There is no lookup.py in your submission.", "missing")),
+    "unreadable": result("unreadable", *everywhere("softmax", "Python could not read your file: line 3.", "syntax")),
+    "shift-twice": result("shift-twice",
+                          ("softmax", "test_large_scores", f"softmax([1000. 999.]): expected [0.7311 0.2689], "
+                                                           f"received [nan nan]. {SHIFT}", ""),
+                          ("softmax", "test_rows_far_apart", f"softmax of rows near +1000 and -1000: expected "
+                                                             f"[[0.5 0.5] [0.5 0.5]], received [[nan nan] [0 0]]. "
+                                                             f"{SHIFT}", "")),
+    "shift-once": result("shift-once", ("softmax", "test_large_scores", f"softmax([-1000. -999.]): expected "
+                                                                        f"[0.2689 0.7311], received [0 0]. {SHIFT}",
+                                        "")),
+    "table": result("table", ("lookup", "test_lesson_table", "gpt2_values.py: sqrt(d_k) is off by 0.25", "")),
+    "unfinished": result("unfinished", ("lookup", "test_lesson_table", "lookup.nearest() is not implemented yet "
+                                                                       "(it still raises NotImplementedError).",
+                                        "not_implemented")),
+}
+
+
+def test_mistakes_rank_only_code_students_wrote_grouped_by_what_the_checks_named():
+    found = summary.mistakes(CLASS)
+    assert [(m.exercise, m.told, sorted(m.students), m.attempted) for m in found] == [
+        ("softmax", SHIFT, ["shift-once", "shift-twice"], 5),  # three checks' inputs, one mistake, once each
+        ("lookup", "gpt2_values.py: sqrt(d_k) is off by …", ["table"], 6),  # names keep their digits
+    ]
+    assert found[0].checks == {"test large scores", "test rows far apart"}
+
+
+def test_work_that_was_never_there_is_counted_apart():
+    assert summary.absences(CLASS) == {
+        "softmax": {"not started": 1, "could not be read": 1},
+        "lookup": {"missing": 1, "functions not started": 1},
+    }
+    text = summary.markdown(CLASS)
+    reteach, absent = text.split("## What to reteach")[1].split("## Not started, missing or unreadable")
+    assert SHIFT in reteach and "2 of 5" in reteach and "NotImplementedError" not in reteach
+    assert "There is no" not in reteach and "could not read" not in reteach
+    assert "| softmax | 1 | 0 | 1 | 0 |" in absent and "| lookup | 0 | 1 | 0 | 1 |" in absent
+
+
+def test_the_summary_page_has_one_heading_and_both_sections():
+    page = summary.page(CLASS)
+    assert page.count("<h1>") == 1 and "<h2>What to reteach</h2>" in page
+    assert "<h2>Not started, missing or unreadable</h2>" in page and "2 of 5" in page
+
+
+def test_a_class_that_handed_in_everything_says_so():
+    honest = {"a": result("a")}
+    assert summary.mistakes(honest) == [] and not any(summary.absences(honest).values())
+    text = summary.markdown(honest)
+    assert "No check failed on code a student wrote." in text and "Every student handed in every exercise" in text
+
+
+def test_feedback_html_opens_with_the_total_as_feedback_md_does():
+    shown = CLASS["shift-once"]
+    page = gradebook.feedback_html(shown, "shift-once")
+    total = f"{gradebook.points(shown.score)}/{gradebook.points(shown.max_score)}"
+    assert page.count("<h1>") == 1
+    assert re.search(r"<h1>[^<]*</h1>\s*<p><b>Total: " + re.escape(total), page)
+    assert gradebook.markdown(shown, "shift-once").splitlines()[2] == f"**{total} points**"
