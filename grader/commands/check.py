@@ -117,6 +117,9 @@ def parser() -> Parser:
                    help="keep running: grade again whenever you save an exercise's file (Ctrl-C stops)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="show pytest's own output too, and everything your code printed")
+    p.add_argument("--no-server", action="store_true",
+                   help="grade in this process only, without the warm server that later checks reuse "
+                        "(also SOFTLOOKUP_NO_SERVER=1)")
     return p
 
 
@@ -182,7 +185,8 @@ def plugins_named_only():
             os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = before
 
 
-def main(argv=None) -> int:
+def main(argv=None, grading=None) -> int:
+    """``softlookup check``; ``grading`` stands in for :func:`grade` (the warm server's, which keeps results)."""
     args = parser().parse_args(argv)
     if problem := usage_problem(args):
         print(f"softlookup check: {problem}", file=sys.stderr)
@@ -194,7 +198,7 @@ def main(argv=None) -> int:
         return watch(args.directory.resolve(), exercises, hidden=not args.public, extra=extra)
     try:
         with notebooks.module_folder(args.directory.resolve(), args.notebooks) as folder:
-            result = grade(folder, exercises, hidden=not args.public, extra=extra, verbose=args.verbose)
+            result = (grading or grade)(folder, exercises, hidden=not args.public, extra=extra, verbose=args.verbose)
     except (RuntimeError, notebooks.NotebookError) as error:
         print(f"softlookup check: {error}", file=sys.stderr)
         return 2
