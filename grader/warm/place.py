@@ -67,12 +67,12 @@ def kit_key() -> str:
     for entry in sys.path:  # installing or upgrading a package changes its site-packages folder
         if entry.endswith(("site-packages", "dist-packages")):
             digest.update(f"{entry}:{stamp(Path(entry))}\0".encode())
-    for path in kit_files():
+    for path in kit_files(PACKAGE_DIR):
         digest.update(f"{path.relative_to(PACKAGE_DIR)}:{stamp(path)}\0".encode())
     return digest.hexdigest()[:20]
 
 
-def kit_files(root: Path = PACKAGE_DIR) -> list[Path]:
+def kit_files(root: Path) -> list[Path]:
     """Every file of the kit's package, bytecode caches left out (Python writes them as it imports)."""
     found = []
     for folder, subfolders, names in os.walk(root):
