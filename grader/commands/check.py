@@ -23,6 +23,7 @@ from rich.console import Console
 
 from grader.engine import edition, notebooks, plugin, registry, sandbox, stubs
 from grader.cli import Parser
+from grader.commands import hint
 from grader.engine.results import SubmissionResult, render, write_gradescope
 
 # pytest's own plugins that the judge has no use for (several cost time on every check).
@@ -206,6 +207,7 @@ def main(argv=None, grading=None) -> int:
         print("softlookup check: interrupted; nothing was written", file=sys.stderr)
         return 130
     result.submission = str(args.directory)
+    hint.record_failures(result)
     console = Console(highlight=False)
     render(result, console)
     if (student := edition.student()) is not None:

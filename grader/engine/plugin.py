@@ -266,6 +266,8 @@ def _record(item, outcome: str, message: str, error: str = "", printed: str = ""
     message, printed = (codec.clean_text(learners_paths(text, item.config.stash[SESSION]), limit)
                         for text, limit in ((message, MAX_MESSAGE_CHARS), (printed, MAX_PRINTED_CHARS)))
     share = exercise.points[item.originalname] / item.config.stash[_CASES][(exercise.module, item.originalname)]
+    grading = item.config.stash[SESSION]
+    (module, function), grading.last_call = grading.last_call or ("", ""), None  # per check, like its prints
     doc = (item.function.__doc__ or "").strip().splitlines()
     item.config.stash[RESULT].add(
         CheckResult(
@@ -280,6 +282,7 @@ def _record(item, outcome: str, message: str, error: str = "", printed: str = ""
             hidden=hidden,
             printed=printed,
             error=error,
+            function=function if module == exercise.module else "",
         ),
         exercise.title,
     )

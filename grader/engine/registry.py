@@ -20,13 +20,28 @@ CHECKS_DIR = PACKAGE_DIR / "checks"
 KIT_ROOT = PACKAGE_DIR.parent  # the repository: solutions/ and assignments/ live here
 
 
+class Hint(str):
+    """A hint's text, and the functions it helps with (none: the idea of the whole exercise).
+
+    ``softlookup hint`` shows first the hints about the functions whose checks
+    failed last; a plain string is a hint about the exercise as a whole.
+    """
+
+    about: tuple[str, ...] = ()
+
+    def __new__(cls, text: str, *about: str):
+        hint = super().__new__(cls, text)
+        hint.about = about
+        return hint
+
+
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity: there is one of each
 class Exercise:
     module: str
     title: str
     functions: tuple[str, ...]
     points: dict[str, float]  # check (test function name) -> points
-    hints: tuple[str, ...]
+    hints: tuple[str, ...]  # from the idea to the specific step; a Hint names the functions it is about
     time_limit: float = 5.0  # seconds per call into the learner's code
     needs: str = "numpy"  # what its workers import beforehand: "numpy", "torch" or "transformers" (GPT-2)
 
@@ -100,16 +115,18 @@ EXERCISES: tuple[Exercise, ...] = (
             "Three answers to one question. Exact: a key matches the query or it does not, and no match means "
             "None. Nearest: the value of the closest key, however far. Soft: every value, weighted by how well "
             "its key matches.",
-            "exact_lookup: go through the records in order and stop at the first key equal to the query; finish "
-            "with None when nothing matched. A dict made of all the pairs would keep the last of a repeated key.",
-            "nearest_lookup: measure how far each key lies from the query (the absolute difference) and take the "
-            "value at the position of the smallest distance. numpy's position-of-the-minimum returns the first "
-            "of equal distances, which is the tie rule.",
-            "soft_lookup: a key's score is minus the sharpness times its squared distance from the query; your "
-            "softmax from exercise 1 turns the scores into weights; the answer adds up each weight times its value.",
-            "Many queries at once: give the array of queries an extra last axis, so that taking away the keys "
-            "makes a table with one row per query and one column per key. Softmax each row; each row of weights "
-            "times the values is that query's answer.",
+            Hint("exact_lookup: go through the records in order and stop at the first key equal to the query; finish "
+                 "with None when nothing matched. A dict made of all the pairs would keep the last of a repeated key.",
+                 "exact_lookup"),
+            Hint("nearest_lookup: measure how far each key lies from the query (the absolute difference) and take the "
+                 "value at the position of the smallest distance. numpy's position-of-the-minimum returns the first "
+                 "of equal distances, which is the tie rule.", "nearest_lookup"),
+            Hint("soft_lookup: a key's score is minus the sharpness times its squared distance from the query; your "
+                 "softmax from exercise 1 turns the scores into weights; the answer adds up each weight times its value.",
+                 "soft_lookup"),
+            Hint("Many queries at once: give the array of queries an extra last axis, so that taking away the keys "
+                 "makes a table with one row per query and one column per key. Softmax each row; each row of weights "
+                 "times the values is that query's answer.", "soft_lookup"),
         ),
     ),
     Exercise(
@@ -137,15 +154,17 @@ EXERCISES: tuple[Exercise, ...] = (
         hints=(
             "Attention is the soft lookup of exercise 2 with vectors: a query matches a key by their dot product, "
             "softmax turns the scores into weights, and the output mixes the values (not the keys) with them.",
-            "attend: the matrix of keys times the query vector gives one dot product per key; the weights times "
-            "the matrix of values give the output.",
-            "scaled_dot_product_attention: Q times the transpose of K holds every score at once, one row per "
-            "query. Divide them by the square root of d_k, the length of a key (the last dimension of K), then "
-            "softmax each row.",
-            "Masking: before softmax, give every pair the mask forbids (False) a score of minus infinity, so its "
-            "weight comes out exactly 0. True means the query may attend to that key.",
-            "causal_mask(n): an n by n grid of booleans, True on and below the diagonal (row i may see columns 0 "
-            "to i) and False above it. numpy has a function that keeps the lower triangle of a matrix.",
+            Hint("attend: the matrix of keys times the query vector gives one dot product per key; the weights times "
+                 "the matrix of values give the output.", "attend"),
+            Hint("scaled_dot_product_attention: Q times the transpose of K holds every score at once, one row per "
+                 "query. Divide them by the square root of d_k, the length of a key (the last dimension of K), then "
+                 "softmax each row.", "scaled_dot_product_attention"),
+            Hint("Masking: before softmax, give every pair the mask forbids (False) a score of minus infinity, so its "
+                 "weight comes out exactly 0. True means the query may attend to that key.",
+                 "scaled_dot_product_attention"),
+            Hint("causal_mask(n): an n by n grid of booleans, True on and below the diagonal (row i may see columns 0 "
+                 "to i) and False above it. numpy has a function that keeps the lower triangle of a matrix.",
+                 "causal_mask"),
         ),
     ),
     Exercise(
@@ -173,19 +192,22 @@ EXERCISES: tuple[Exercise, ...] = (
             "A GPT-2 head is the attention of exercise 3 with learned matrices, and the model hands you its "
             "patterns if you ask: run it on the sentence's ids with output_attentions set, and read the tokens "
             "back from the same ids.",
-            "head_pattern: the tokenizer returns the ids as a tensor of shape (1, T); the output's attentions hold "
-            "one tensor per layer, of shape (1, heads, T, T): take the layer, then the first (only) sentence and "
-            "the head. The tokenizer's convert_ids_to_tokens gives the strings, such as 'Ġcat'.",
-            "attention_share: strip a leading 'Ġ' or space from every token and from both names, find the first "
-            "position of each name, and read the pattern at (row of the token that attends, column of the token "
-            "it attends to). A name that is not there is a ValueError.",
-            "layer_average: the same attentions of the layer, averaged over the axis of the heads.",
-            "recompute_head_pattern: the block's input is the model's hidden state at that layer (ask for "
-            "output_hidden_states); normalise it with the block's ln_1; the block's c_attn multiplies by its "
-            "weight and adds its bias, giving q, k and v side by side, n_embd columns each.",
-            "Then keep head h's columns of q and of k (the head size is n_embd // n_head: 16 or 8 in the tiny "
-            "models, 64 in GPT-2 small), score each q against every k divided by the square root of the head size, give "
-            "future positions (above the diagonal) minus infinity, and softmax each row.",
+            Hint("head_pattern: the tokenizer returns the ids as a tensor of shape (1, T); the output's attentions hold "
+                 "one tensor per layer, of shape (1, heads, T, T): take the layer, then the first (only) sentence and "
+                 "the head. The tokenizer's convert_ids_to_tokens gives the strings, such as 'Ġcat'.", "head_pattern"),
+            Hint("attention_share: strip a leading 'Ġ' or space from every token and from both names, find the first "
+                 "position of each name, and read the pattern at (row of the token that attends, column of the token "
+                 "it attends to). A name that is not there is a ValueError.", "attention_share"),
+            Hint("layer_average: the same attentions of the layer, averaged over the axis of the heads.",
+                 "layer_average"),
+            Hint("recompute_head_pattern: the block's input is the model's hidden state at that layer (ask for "
+                 "output_hidden_states); normalise it with the block's ln_1; the block's c_attn multiplies by its "
+                 "weight and adds its bias, giving q, k and v side by side, n_embd columns each.",
+                 "recompute_head_pattern"),
+            Hint("Then keep head h's columns of q and of k (the head size is n_embd // n_head: 16 or 8 in the tiny "
+                 "models, 64 in GPT-2 small), score each q against every k divided by the square root of the head size, give "
+                 "future positions (above the diagonal) minus infinity, and softmax each row.",
+                 "recompute_head_pattern"),
         ),
         time_limit=30.0,
         needs="transformers",
@@ -213,17 +235,18 @@ EXERCISES: tuple[Exercise, ...] = (
             "test_fit_matches_reference": 2,
         },
         hints=(
-            "soft_answer: exercise 2's three steps with torch functions, on float64 tensors "
-            "(torch.as_tensor keeps a tracked tensor tracked): scores from the squared distances, torch.softmax "
-            "over the keys (dim=-1), then the weighted sum of the values.",
-            "answer_slope: make the query a float64 tensor with requires_grad=True, call .backward() on its soft "
-            "answer and read the query's .grad. nearest_slope: the nearest answer does not require grad at all "
-            "(argmin has no slope), and that means a slope of 0.0.",
-            "fit_sharpness: the parameter is the logarithm of the sharpness. Each step: the mean squared error, "
-            "its .item() into losses, backward, a step of lr times the gradient downhill under torch.no_grad(), "
-            "then zero the gradient.",
-            "fit_nearest_key: the same loop with nearest_answer and the key put in place with torch.cat; when "
-            "the loss does not require grad, the gradient is 0 and the key stays where it is.",
+            Hint("soft_answer: exercise 2's three steps with torch functions, on float64 tensors "
+                 "(torch.as_tensor keeps a tracked tensor tracked): scores from the squared distances, torch.softmax "
+                 "over the keys (dim=-1), then the weighted sum of the values.", "soft_answer", "nearest_answer"),
+            Hint("answer_slope: make the query a float64 tensor with requires_grad=True, call .backward() on its soft "
+                 "answer and read the query's .grad. nearest_slope: the nearest answer does not require grad at all "
+                 "(argmin has no slope), and that means a slope of 0.0.", "answer_slope", "nearest_slope"),
+            Hint("fit_sharpness: the parameter is the logarithm of the sharpness. Each step: the mean squared error, "
+                 "its .item() into losses, backward, a step of lr times the gradient downhill under torch.no_grad(), "
+                 "then zero the gradient.", "fit_sharpness"),
+            Hint("fit_nearest_key: the same loop with nearest_answer and the key put in place with torch.cat; when "
+                 "the loss does not require grad, the gradient is 0 and the key stays where it is.",
+                 "fit_nearest_key"),
         ),
         needs="torch",
     ),
@@ -242,13 +265,13 @@ EXERCISES: tuple[Exercise, ...] = (
             "test_value_contributions_matches_reference": 1,
         },
         hints=(
-            "head_vectors: the block's input is hidden_states[layer]; ln_1, then c_attn, whose output holds q, k "
-            "and v side by side (n_embd columns each); head h owns columns h*s to (h+1)*s of each, with the head "
-            "size s = n_embd // n_head from model.config.",
-            "head_output: exercise 3's scaled_dot_product_attention on the head's queries, keys and values, with "
-            "causal_mask(T): its output is the head's output.",
-            "value_contributions: row `position` of the same call's weights, times the length of each value "
-            "vector (np.linalg.norm along axis 1), divided by the sum.",
+            Hint("head_vectors: the block's input is hidden_states[layer]; ln_1, then c_attn, whose output holds q, k "
+                 "and v side by side (n_embd columns each); head h owns columns h*s to (h+1)*s of each, with the head "
+                 "size s = n_embd // n_head from model.config.", "head_vectors"),
+            Hint("head_output: exercise 3's scaled_dot_product_attention on the head's queries, keys and values, with "
+                 "causal_mask(T): its output is the head's output.", "head_output"),
+            Hint("value_contributions: row `position` of the same call's weights, times the length of each value "
+                 "vector (np.linalg.norm along axis 1), divided by the sum.", "value_contributions"),
         ),
         time_limit=30.0,
         needs="transformers",
