@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader.engine import edition, notebooks, plugin, registry, sandbox, stubs
+from grader.engine import edition, notebooks, plugin, registry, sandbox, stubs, views
 from grader.cli import Parser
 from grader.commands import hint
 from grader.engine.results import SubmissionResult, render, write_gradescope
@@ -76,7 +76,11 @@ def grading_problem(args) -> str | None:
 
 
 def chosen_exercises(args) -> list[registry.Exercise]:
-    return [registry.exercise(name) for name in args.exercise] if args.exercise else list(registry.EXERCISES)
+    if args.exercise:
+        return [registry.exercise(name) for name in args.exercise]
+    if getattr(args, "cases", None):  # only the exercises that have that check need grading
+        return [exercise for exercise in registry.EXERCISES if args.cases in exercise.points]
+    return list(registry.EXERCISES)
 
 
 def plugin_options(args) -> list[str]:
@@ -114,6 +118,8 @@ def parser() -> Parser:
                    help="GPT-2 small, for the lesson's claims (default: $SOFTLOOKUP_GPT2, then the HF cache)")
     p.add_argument("--require-isolation", action="store_true",
                    help="refuse to grade unless learner code can be fully confined on this machine")
+    p.add_argument("--cases", metavar="CHECK",
+                   help="also show every case of CHECK (as named after ✗, e.g. test_axis) with its own message")
     p.add_argument("--watch", action="store_true",
                    help="keep running: grade again whenever you save an exercise's file (Ctrl-C stops)")
     p.add_argument("-v", "--verbose", action="store_true",
@@ -139,6 +145,8 @@ def usage_problem(args) -> str | None:
                 "is it the right folder?")
     if problem := grading_problem(args):
         return problem
+    if args.cases and not any(args.cases in exercise.points for exercise in registry.EXERCISES):
+        return f"--cases {args.cases}: there is no such check; give its name as the table's ✗ lines show it"
     if args.json and args.json.is_dir():
         return f"--json {args.json} is a folder; give the name of the file to write, e.g. {args.json / 'results.json'}"
     if args.json and not args.json.parent.is_dir():
@@ -210,6 +218,8 @@ def main(argv=None, grading=None) -> int:
     hint.record_failures(result)
     console = Console(highlight=False)
     render(result, console)
+    if args.cases and not views.cases(result, args.cases, console):
+        console.print(f"No check {args.cases} was graded here (see --exercise).")
     if (student := edition.student()) is not None:
         console.print(student.note([exercise.module for exercise in exercises], result.max_score), soft_wrap=True)
     if args.json:
@@ -229,24 +239,28 @@ POLL_SECONDS = 0.3
 def watch(directory: Path, exercises: list[registry.Exercise], hidden: bool, extra: list[str]) -> int:
     """Grade, then grade again each exercise whose file (or a file it imports) is saved, until Ctrl-C.
 
-    The table is redrawn each time; the fork servers stay warm between runs,
-    so a change to one exercise is graded in a fraction of a second.
+    The screen is redrawn each time, made to fit the terminal with the failure
+    just caused on it (:func:`views.watch_screen`); the fork servers stay warm
+    between runs, so a change to one exercise is graded in a fraction of a second.
     """
     console = Console(highlight=False)
     shown = SubmissionResult(str(directory))
     stamps: dict[str, float | None] = {}
-    pending = list(exercises)
+    pending, changed = list(exercises), set()
     try:
         while True:
             if pending:
                 stamps = {e.module: _stamp(directory / f"{e.module}.py") for e in exercises}
-                console.clear()
                 try:
                     shown = _updated(shown, grade(directory, pending, hidden=hidden, extra=extra), exercises)
-                    render(shown, console)
+                    hint.record_failures(shown)
+                    console.clear()  # after grading, so the last screen stays up meanwhile
+                    views.watch_screen(shown, console, changed)
                 except RuntimeError as error:
+                    console.clear()
                     console.print(f"softlookup check: {error}")
-                console.print(f"[dim]Watching {directory} for changes (Ctrl-C to stop)...[/]")
+                console.print(f"[dim]Watching {directory} for changes (Ctrl-C to stop)...[/]", no_wrap=True,
+                              overflow="ellipsis")
             time.sleep(POLL_SECONDS)
             changed = {module for module, stamp in stamps.items()
                        if _stamp(directory / f"{module}.py") != stamp}

@@ -344,7 +344,8 @@ def _first_problem(name: str, cases: list[CheckResult]) -> str:
     where = f" \\[{escape(', '.join(problem.cases))}]" if problem.cases else ""
     repeated = f" (× {len(problem.cases)} cases)" if len(problem.cases) > 1 else ""
     others = problem.others
-    otherwise = f" [dim](and {others} more case{'s' * (others > 1)} with other messages)[/]" if others else ""
+    otherwise = (f" [dim](and {others} more case{'s' * (others > 1)} with other messages: --cases {name} shows "
+                 "every one)[/]") if others else ""
     return f"  {mark} {name}{where}{repeated}[/]: {markup.rich(problem.first.message)}{otherwise}"
 
 
