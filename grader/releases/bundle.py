@@ -30,8 +30,10 @@ from grader.commands.release import planned
 # The grader package's files that learners get.
 SHIPPED = [
     "__init__.py", "cli.py",
-    *[f"engine/{name}.py" for name in ("__init__", "codec", "confine", "edition", "ground_truth", "judge",
-                                        "notebooks", "plugin", "results", "sandbox", "stubs", "worker", "zygote")],
+    *[f"engine/{name}.py" for name in ("__init__", "codec", "confine", "edition", "ground_truth", "judge", "markup",
+                                        "notebooks", "plugin", "results", "sandbox", "stubs", "views", "worker",
+                                        "zygote")],
+    *[f"warm/{name}.py" for name in ("__init__", "client", "place", "server")],
     *[f"commands/{name}.py" for name in ("__init__", "check", "fetch", "hint")],
     "releases/__init__.py", "releases/classroom.py",
     *[f"exercises/{name}.py" for name in ("__init__", "explore", "kernel", "lesson", "models", "widgets")],
