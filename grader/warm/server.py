@@ -104,6 +104,8 @@ class Server:
                 return True
         message = json.loads(data)
         if message.get("stop"):
+            with contextlib.suppress(OSError):  # a newer server does not wait for the answer
+                conn.sendall(b'{"stopped": true}')
             return False
         if message.get("status"):
             answer = {"pid": os.getpid(), "served": self.served}
