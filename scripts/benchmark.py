@@ -1,12 +1,18 @@
-"""What a learner waits for: `softlookup check` in a fresh process, median of 5 runs (run by hand, not in CI).
+"""What a learner waits for: `softlookup check`, the first of a session and the ones after (run by hand, not in CI).
 
-    python scripts/benchmark.py             # the three cases below, as a Markdown table
+    python scripts/benchmark.py             # a Markdown table, median of 5 runs per figure
     python scripts/benchmark.py --runs 9
 
-Cases: only exercise 1 started (the others still stubs, as on a learner's
-first evening), in numpy and with torch.softmax; the three numpy exercises complete; every exercise complete
-(torch and transformers imported for GPT-2). Each run is a fresh process, so
-interpreter start-up and every import are part of the figure.
+Each row is a learner's folder at one point of the course: exercises 1 to k
+solved, the rest still stubs (and exercise 1 written with torch.softmax).
+Columns, each the median of fresh `softlookup check` processes, so that
+interpreter start-up and every import are part of the figure:
+
+* without the server: `--no-server`, grading in the process, as before the warm server;
+* first check: a new private runtime folder, so the check starts the server and is served by it;
+* after an edit: the server warm, the last solved exercise's file just changed (graded again, with the
+  exercises that import it);
+* unchanged: the server warm, nothing changed since the last check.
 """
 
 import argparse
@@ -20,47 +26,87 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-NUMPY_FAMILIES = ["softmax", "lookup", "attention"]
+sys.path.insert(0, str(ROOT))
+
+from grader.engine import registry  # noqa: E402
+from grader.warm import client  # noqa: E402
+
 TORCH_SOFTMAX = "import torch\n\n\ndef softmax(x, axis=-1):\n    return torch.softmax(torch.as_tensor(x), dim=axis)\n"
 
 
-def median_seconds(command: list[str], runs: int) -> tuple[float, float, float]:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    times = []
+def folder_with(parent: Path, solved: int, torch_softmax: bool = False) -> Path:
+    """A learner's folder: the first ``solved`` exercises solved, the others their stubs."""
+    folder = Path(tempfile.mkdtemp(dir=parent))
+    for number, exercise in enumerate(registry.EXERCISES):
+        source = ROOT / ("solutions" if number < solved else "assignments") / f"{exercise.module}.py"
+        shutil.copy(source, folder)
+    if torch_softmax:
+        (folder / "softmax.py").write_text(TORCH_SOFTMAX)
+    return folder
+
+
+def seconds(command: list[str], env: dict) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, env=env)
+    elapsed = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        sys.exit(f"{' '.join(command)} failed:\n{done.stderr.decode()[-2000:]}")
+    return elapsed
+
+
+def stop_server(env: dict):
+    """Tell the server of this runtime folder to exit (the client reads the folder from the environment)."""
+    before = dict(os.environ)
+    os.environ.update(env)
+    try:
+        client.request({"stop": True}, start=False)
+    except (client.Unavailable, OSError, ValueError):
+        pass
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
+
+
+def figures(folder: Path, edited: Path, runs: int) -> list[float]:
+    """Medians of the four columns for one folder."""
+    check = [sys.executable, "-m", "grader.cli", "check", str(folder)]
+    base = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    base.pop("SOFTLOOKUP_NO_SERVER", None)
+    alone = [seconds([*check, "--no-server"], base) for _ in range(runs)]
+    first = []
     for _ in range(runs):
-        started = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, env=env, cwd=ROOT)
-        times.append(time.perf_counter() - started)
-        if done.returncode not in (0, 1):
-            sys.exit(f"{' '.join(command)} failed:\n{done.stderr.decode()[-2000:]}")
-    return statistics.median(times), min(times), max(times)
+        with tempfile.TemporaryDirectory(prefix="sl-bench-") as runtime:
+            env = {**base, "XDG_RUNTIME_DIR": runtime}
+            first.append(seconds(check, env))
+            stop_server(env)
+    with tempfile.TemporaryDirectory(prefix="sl-bench-") as runtime:
+        env = {**base, "XDG_RUNTIME_DIR": runtime}
+        seconds(check, env)
+        after_edit = []
+        for run in range(runs):
+            with open(edited, "a") as handle:
+                handle.write(f"# edit {run}\n")
+            after_edit.append(seconds(check, env))
+        unchanged = [seconds(check, env) for _ in range(runs)]
+        stop_server(env)
+    return [statistics.median(times) for times in (alone, first, after_edit, unchanged)]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    check = [sys.executable, "-m", "grader.cli", "check"]
-    with tempfile.TemporaryDirectory() as folder:
-        first_evening = Path(folder)
-        for stub in (ROOT / "assignments").glob("*.py"):
-            shutil.copy(stub, first_evening)
-        shutil.copy(ROOT / "solutions" / "softmax.py", first_evening)
-        with_torch = Path(folder) / "torch"
-        shutil.copytree(first_evening, with_torch)
-        (with_torch / "softmax.py").write_text(TORCH_SOFTMAX)
-        cases = {
-            "only exercise 1 started": [*check, str(first_evening)],
-            "only exercise 1 started, written with torch": [*check, str(with_torch)],
-            "the three numpy exercises": [*check, str(ROOT / "solutions"),
-                                          *[f"--exercise={name}" for name in NUMPY_FAMILIES]],
-            "every exercise, GPT-2 included": [*check, str(ROOT / "solutions")],
-        }
-        print(f"| `softlookup check`, {args.runs} fresh runs, {os.cpu_count()} CPUs | median | min | max |")
-        print("| --- | --- | --- | --- |")
-        for name, command in cases.items():
-            median, low, high = median_seconds(command, args.runs)
-            print(f"| {name} | {median:.2f} s | {low:.2f} s | {high:.2f} s |")
+    print(f"| `softlookup check`, median of {args.runs} fresh processes, {os.cpu_count()} CPUs | without the server "
+          "| first check | after an edit | unchanged |")
+    print("| --- | --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory() as parent:
+        rows = [(f"exercises 1 to {solved} solved", solved, False) for solved in range(1, len(registry.EXERCISES) + 1)]
+        rows.insert(1, ("exercise 1 solved with torch.softmax", 1, True))
+        for name, solved, with_torch in rows:
+            folder = folder_with(Path(parent), solved, with_torch)
+            edited = folder / f"{registry.EXERCISES[solved - 1].module}.py"
+            cells = " | ".join(f"{value:.2f} s" for value in figures(folder, edited, args.runs))
+            print(f"| {name} | {cells} |", flush=True)
 
 
 if __name__ == "__main__":

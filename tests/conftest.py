@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # the hub is unreachable here; fail fast instead of retrying
+os.environ["SOFTLOOKUP_NO_SERVER"] = "1"  # every `softlookup check` a test starts grades in-process (test_warm: not)
 
 from grader.engine import registry, sandbox  # noqa: E402
 from grader.engine.options import Options  # noqa: E402

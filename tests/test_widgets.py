@@ -104,7 +104,7 @@ def test_widgets_build_and_react(folder):
     play, query = controls.children
     table, picture = pictures.children
     if folder is ASSIGNMENTS:
-        assert "Implement `soft_lookup` first" in table.value and picture.layout.display == "none"
+        assert "Implement <code>soft_lookup</code> first" in table.value and picture.layout.display == "none"
         return
     assert "£275k" in table.value and "49%" in table.value
     before = picture.value

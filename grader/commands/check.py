@@ -16,7 +16,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from grader.engine import edition, inspection, notebooks, options, registry
+from grader.commands import hint
+from grader.engine import edition, inspection, notebooks, options, registry, views
 from grader.engine.options import Options
 from grader.engine.results import SubmissionResult, render, write_gradescope
 from grader.engine.runner import run_checks, stop_cleanly_on_sigterm
@@ -29,7 +30,11 @@ def add_exercise_option(p: Parser):
 
 
 def chosen_exercises(args) -> list[registry.Exercise]:
-    return [registry.exercise(name) for name in args.exercise] if args.exercise else list(registry.EXERCISES)
+    if args.exercise:
+        return [registry.exercise(name) for name in args.exercise]
+    if getattr(args, "cases", None):  # only the exercises that have that check need grading
+        return [exercise for exercise in registry.EXERCISES if args.cases in exercise.points]
+    return list(registry.EXERCISES)
 
 
 def parser() -> Parser:
@@ -42,10 +47,15 @@ def parser() -> Parser:
     p.add_argument("--json", type=Path, metavar="FILE", help="also write Gradescope's results.json to FILE")
     add_exercise_option(p)
     options.declare(p.add_argument)
+    p.add_argument("--cases", metavar="CHECK",
+                   help="also show every case of CHECK (as named after ✗, e.g. test_axis) with its own message")
     p.add_argument("--watch", action="store_true",
                    help="keep running: grade again whenever you save an exercise's file (Ctrl-C stops)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="show pytest's own output too, and everything your code printed")
+    p.add_argument("--no-server", action="store_true",
+                   help="grade in this process only, without the warm server that later checks reuse "
+                        "(also SOFTLOOKUP_NO_SERVER=1)")
     return p
 
 
@@ -66,6 +76,8 @@ def usage_problem(args) -> str | None:
                 "is it the right folder?")
     if problem := Options.of(args).problem():
         return problem
+    if args.cases and not any(args.cases in exercise.points for exercise in registry.EXERCISES):
+        return f"--cases {args.cases}: there is no such check; give its name as the table's ✗ lines show it"
     if args.json and args.json.is_dir():
         return f"--json {args.json} is a folder; give the name of the file to write, e.g. {args.json / 'results.json'}"
     if args.json and not args.json.parent.is_dir():
@@ -81,7 +93,8 @@ def exercise_folder(directory: Path) -> Path | None:
     return None
 
 
-def main(argv=None) -> int:
+def main(argv=None, grading=None) -> int:
+    """``softlookup check``; ``grading`` stands in for :func:`grade` (the warm server's, which keeps results)."""
     args = parser().parse_args(argv)
     if problem := usage_problem(args):
         raise UsageError(problem)
@@ -91,15 +104,18 @@ def main(argv=None) -> int:
         return watch(args.directory.resolve(), exercises, chosen)
     try:
         with notebooks.module_folder(args.directory.resolve(), args.notebooks) as folder:
-            result = run_checks(folder, exercises, chosen, verbose=args.verbose)
+            result = (grading or run_checks)(folder, exercises, chosen, verbose=args.verbose)
     except (RuntimeError, notebooks.NotebookError) as error:
         raise UsageError(str(error)) from None
     except KeyboardInterrupt:
         print("softlookup check: interrupted; nothing was written", file=sys.stderr)
         return 130
     result.submission = str(args.directory)
+    hint.record_failures(result)
     console = Console(highlight=False)
     render(result, console)
+    if args.cases and not views.cases(result, args.cases, console):
+        console.print(f"No check {args.cases} was graded here (see --exercise).")
     if (student := edition.student()) is not None:
         console.print(student.note([exercise.module for exercise in exercises], result.max_score), soft_wrap=True)
     if args.json:
@@ -118,24 +134,28 @@ POLL_SECONDS = 0.3
 def watch(directory: Path, exercises: list[registry.Exercise], chosen: Options) -> int:
     """Grade, then grade again each exercise whose file (or a file it imports) is saved, until Ctrl-C.
 
-    The table is redrawn each time; the fork servers stay warm between runs,
-    so a change to one exercise is graded in a fraction of a second.
+    The screen is redrawn each time, made to fit the terminal with the failure
+    just caused on it (:func:`views.watch_screen`); the fork servers stay warm
+    between runs, so a change to one exercise is graded in a fraction of a second.
     """
     console = Console(highlight=False)
     shown = SubmissionResult(str(directory))
     stamps: dict[str, float | None] = {}
-    pending = list(exercises)
+    pending, changed = list(exercises), set()
     try:
         while True:
             if pending:
                 stamps = {e.module: _stamp(directory / f"{e.module}.py") for e in exercises}
-                console.clear()
                 try:
                     shown = _updated(shown, run_checks(directory, pending, chosen), exercises)
-                    render(shown, console)
+                    hint.record_failures(shown)
+                    console.clear()  # after grading, so the last screen stays up meanwhile
+                    views.watch_screen(shown, console, changed)
                 except RuntimeError as error:
+                    console.clear()
                     console.print(f"softlookup check: {error}")
-                console.print(f"[dim]Watching {directory} for changes (Ctrl-C to stop)...[/]")
+                console.print(f"[dim]Watching {directory} for changes (Ctrl-C to stop)...[/]", no_wrap=True,
+                              overflow="ellipsis")
             time.sleep(POLL_SECONDS)
             changed = {module for module, stamp in stamps.items()
                        if _stamp(directory / f"{module}.py") != stamp}

@@ -2,10 +2,15 @@
 
 The registry's hints go from the idea to the specific step, so each one asks
 a little less of the learner; showing them one at a time lets a learner stop
-as soon as one is enough. Which hints were seen is kept per user, in
+as soon as one is enough. They follow the failing check: where the last
+``softlookup check`` failed in some of an exercise's functions only (it
+records which, :func:`record_failures`), the hints about those come first.
+
+Which hints were seen is kept per user, in
 ``$XDG_STATE_HOME/softlookup/hints.json`` (default ``~/.local/state``): a
-small JSON object of exercise -> number of hints seen. A state file that
-cannot be read or written never stops a hint from being shown.
+small JSON object of exercise -> the numbers of the hints seen (a number
+alone, from earlier versions, means that many from the first). A state file
+that cannot be read or written never stops a hint from being shown.
 """
 
 from __future__ import annotations
@@ -16,7 +21,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader.engine import registry
+from rich.console import Console
+
+from grader.engine import markup, registry
+from grader.engine.results import SubmissionResult
 from grader.usage import Parser
 
 
@@ -25,33 +33,96 @@ def state_file() -> Path:
     return Path(base) / "softlookup" / "hints.json"
 
 
-def load_seen(path: Path) -> tuple[dict[str, int], str]:
-    """Hints seen per exercise, and what was wrong with the record ("" if nothing): a bad record counts as none seen."""
+def failures_file() -> Path:
+    return state_file().with_name("failing.json")
+
+
+def _read(path: Path) -> tuple[object, str]:
+    """A JSON record, and what was wrong with it ("" if nothing); a missing record is ``{}``."""
     try:
-        seen = json.loads(path.read_text())
+        return json.loads(path.read_text()), ""
     except (FileNotFoundError, NotADirectoryError):
         return {}, ""
     except (OSError, ValueError) as error:
-        return {}, f"ignoring the record of hints seen in {path}: cannot read it ({error})"
-    if not isinstance(seen, dict) or not all(isinstance(n, int) and n >= 0 for n in seen.values()):
-        return {}, f"ignoring the record of hints seen in {path}: it is not a map of exercise to hints seen"
-    return seen, ""
+        return {}, f"cannot read it ({error})"
 
 
-def save_seen(path: Path, seen: dict[str, int]) -> str:
-    """Write the record atomically; return what went wrong ("" if nothing), which costs the learner nothing."""
+def _write(path: Path, record: dict) -> str:
+    """Write a record atomically; return what went wrong ("" if nothing)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=".hints-", delete=False) as handle:
-            json.dump(seen, handle, indent=1, sort_keys=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.stem}-", delete=False) as handle:
+            json.dump(record, handle, indent=1, sort_keys=True)
         os.replace(handle.name, path)
     except OSError as error:
-        return f"could not record which hints you have seen in {path} ({error.strerror or error})"
+        return f"{error.strerror or error}"
     return ""
 
 
+def load_seen(path: Path) -> tuple[dict[str, set[int]], str]:
+    """The numbers of the hints seen per exercise, and what was wrong with the record ("" if nothing).
+
+    A bad record counts as none seen.
+    """
+    seen, problem = _read(path)
+    if problem:
+        return {}, f"ignoring the record of hints seen in {path}: {problem}"
+    if not isinstance(seen, dict) or not all(_numbers(value) is not None for value in seen.values()):
+        return {}, f"ignoring the record of hints seen in {path}: it is not a map of exercise to hints seen"
+    return {exercise: _numbers(value) for exercise, value in seen.items()}, ""
+
+
+def _numbers(value) -> set[int] | None:
+    if type(value) is int and value >= 0:  # the first ``value`` hints, as earlier versions recorded them
+        return set(range(1, value + 1))
+    if isinstance(value, list) and all(type(number) is int and number > 0 for number in value):
+        return set(value)
+    return None
+
+
+def save_seen(path: Path, seen: dict[str, set[int]]) -> str:
+    """Write the record; return what went wrong ("" if nothing), which costs the learner nothing."""
+    problem = _write(path, {exercise: sorted(numbers) for exercise, numbers in seen.items()})
+    return f"could not record which hints you have seen in {path} ({problem})" if problem else ""
+
+
+def record_failures(result: SubmissionResult):
+    """Note, per exercise graded, the functions its failed checks were about, for the next ``softlookup hint``.
+
+    A check's verdict is about the learner's function it called last. Nothing
+    is said if the note cannot be written: the grades are what was asked for.
+    """
+    path = failures_file()
+    failing, problem = _read(path)
+    failing = failing if isinstance(failing, dict) and not problem else {}
+    for exercise in result.exercises:
+        blamed = {check.function for check in exercise.checks if check.outcome == "failed"}
+        failing[exercise.name] = [name for name in registry.exercise(exercise.name).functions if name in blamed]
+    _write(path, failing)
+
+
+def failing_functions(exercise: registry.Exercise) -> list[str]:
+    """The functions of ``exercise`` that failed a check in the last ``softlookup check`` (none if unknown)."""
+    failing, _ = _read(failures_file())
+    found = failing.get(exercise.module) if isinstance(failing, dict) else None
+    return [name for name in exercise.functions if isinstance(found, list) and name in found]
+
+
+def hint_order(exercise: registry.Exercise, failing: list[str]) -> list[int]:
+    """Hint numbers (from 1) in the order to show them: first those about a failing function, then the rest.
+
+    When every function fails (or none is known to), that is the registry's
+    order, from the idea to the specific step.
+    """
+    numbers = range(1, len(exercise.hints) + 1)
+    about = [n for n in numbers if set(getattr(exercise.hints[n - 1], "about", ())) & set(failing)]
+    if set(failing) >= set(exercise.functions):
+        about = []
+    return about + [n for n in numbers if n not in about]
+
+
 def main(argv=None) -> int:
-    parser = Parser(prog="softlookup hint", description=__doc__.splitlines()[0])
+    parser = Parser(prog="softlookup hint", description=markup.plain(__doc__.splitlines()[0]))
     parser.add_argument("exercise", choices=list(registry.BY_MODULE), help="the exercise's module name")
     choice = parser.add_mutually_exclusive_group()
     choice.add_argument("--all", action="store_true", help="show every hint of the exercise")
@@ -59,25 +130,36 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     exercise = registry.exercise(args.exercise)
     hints, path = exercise.hints, state_file()
-    print(f"{exercise.module}.py: {exercise.title}")
+    console = Console(highlight=False)
+
+    def say(text: str):
+        console.print(markup.rich(text), soft_wrap=True)  # a terminal wraps it; a pipe gets whole lines
+
+    say(f"{exercise.module}.py: {exercise.title}")
     if args.all:
         for number, hint in enumerate(hints, 1):
-            print(f"  {number}. {hint}")
+            say(f"  {number}. {hint}")
         return 0
     seen, problem = load_seen(path)
     if args.reset:
         seen.pop(exercise.module, None)
-        print(f"  Hints start again from the first: softlookup hint {exercise.module}")
+        say(f"  Hints start again from the first: softlookup hint {exercise.module}")
     else:
-        shown = min(seen.get(exercise.module, 0), len(hints))
-        if shown == len(hints):
-            print(f"  You have seen all {len(hints)} hints. softlookup hint {exercise.module} --all shows them "
-                  "again; --reset starts over.")
+        failing = failing_functions(exercise)
+        unseen = [n for n in hint_order(exercise, failing) if n not in seen.get(exercise.module, set())]
+        if not unseen:
+            say(f"  You have seen all {len(hints)} hints. softlookup hint {exercise.module} --all shows them "
+                "again; --reset starts over.")
             return 0
-        print(f"  Hint {shown + 1} of {len(hints)}: {hints[shown]}")
-        left = len(hints) - shown - 1
-        print(f"  {left} more: run this again for the next." if left else "  That was the last hint.")
-        seen[exercise.module] = shown + 1
+        number = unseen[0]
+        if number != min(unseen):
+            names = ", ".join(f"`{name}`" for name in failing)
+            say(f"  Your last check failed in {names} only, so {'its' if len(failing) == 1 else 'their'} hints "
+                "come first.")
+        say(f"  Hint {number} of {len(hints)}: {hints[number - 1]}")
+        left = len(unseen) - 1
+        say(f"  {left} more: run this again for the next." if left else "  That was the last hint.")
+        seen[exercise.module] = seen.get(exercise.module, set()) | {number}
     unsaved = save_seen(path, seen)
     problem = problem or unsaved
     if problem:  # one line at most: the learner came for the hint, not for this

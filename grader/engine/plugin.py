@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import os
 import shutil
 import time
 from pathlib import Path
@@ -256,8 +257,11 @@ def _record(item, outcome: str, message: str, error: str = "", printed: str = ""
     """
     exercise, hidden = _check_of(item)
     # Verdicts quote learner values and text: whatever it holds, a message is encodable and bounded.
-    message, printed = codec.clean_text(message, MAX_MESSAGE_CHARS), codec.clean_text(printed, MAX_PRINTED_CHARS)
+    message, printed = (codec.clean_text(learners_paths(text, item.config.stash[SESSION]), limit)
+                        for text, limit in ((message, MAX_MESSAGE_CHARS), (printed, MAX_PRINTED_CHARS)))
     share = exercise.points[item.originalname] / item.config.stash[_CASES][(exercise.module, item.originalname)]
+    grading = item.config.stash[SESSION]
+    (module, function), grading.last_call = grading.last_call or ("", ""), None  # per check, like its prints
     doc = (item.function.__doc__ or "").strip().splitlines()
     item.config.stash[RESULT].add(
         CheckResult(
@@ -272,9 +276,24 @@ def _record(item, outcome: str, message: str, error: str = "", printed: str = ""
             hidden=hidden,
             printed=printed,
             error=error,
+            function=function if module == exercise.module else "",
         ),
         exercise.title,
     )
+
+
+def learners_paths(text: str, session: sandbox.Session) -> str:
+    """``text`` with the paths of the grader's private copies put back as the learner's own folders.
+
+    A warning or a traceback printed by learner code names the file it ran
+    from, the copy (``/tmp/softlookup-…/submission-…/softmax.py:41``); the
+    learner knows the file as ``assignments/softmax.py``.
+    """
+    for origin, copy in session.copies.items():
+        if isinstance(copy, str) and copy in text:
+            shown = os.path.relpath(origin) if Path(origin).is_relative_to(Path.cwd()) else origin
+            text = text.replace(copy + os.sep, shown + os.sep)
+    return text
 
 
 def _printed(calls: sandbox.PrintLog) -> str:

@@ -21,6 +21,7 @@ credit follows the number of cases passed.
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from dataclasses import dataclass, fields
 from functools import cached_property
@@ -48,12 +49,27 @@ KIT_PACKAGE = "grader.lesson"  # the kit's own code that checks reach through th
 MODEL_BUILDER = "grader.lesson.models"  # ``build(spec)``: the GPT-2 a ModelSpec names, in the worker
 
 
+class Hint(str):
+    """A hint's text, and the functions it helps with (none: the idea of the whole exercise).
+
+    ``softlookup hint`` shows first the hints about the functions whose checks
+    failed last; a plain string is a hint about the exercise as a whole.
+    """
+
+    about: tuple[str, ...] = ()
+
+    def __new__(cls, text: str, *about: str):
+        hint = super().__new__(cls, text)
+        hint.about = about
+        return hint
+
+
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity: there is one of each
 class Exercise:
     module: str
     title: str
     functions: tuple[str, ...]
-    hints: tuple[str, ...]
+    hints: tuple[Hint, ...]  # from the idea to the specific step; a Hint names the functions it is about
     time_limit: float = 5.0  # seconds per call into the learner's code
     needs: str = "numpy"  # what its workers import beforehand: one of NEEDS
 
@@ -129,6 +145,13 @@ def read_checks(path: Path) -> tuple[list[Check], list[str]]:
     return checks, problems
 
 
+def _hint(item, functions: tuple[str, ...]) -> Hint:
+    """A hint of the file: a table ``{text = ..., about = [...]}``, or a string about the functions it names."""
+    if isinstance(item, dict):
+        return Hint(item["text"], *item.get("about", ()))
+    return Hint(item, *[name for name in functions if re.search(rf"\b{name}\b", item)])
+
+
 def load(path: Path = EXERCISES_FILE) -> tuple[Exercise, ...]:
     """The exercises of ``path``, in its order; a wrong key or type is a RegistryError naming the entry."""
     entries = tomllib.loads(path.read_text()).get("exercise", [])
@@ -139,8 +162,9 @@ def load(path: Path = EXERCISES_FILE) -> tuple[Exercise, ...]:
         if unknown := set(entry) - set(known):
             raise RegistryError(f"{where}: unknown key {sorted(unknown)[0]!r}; the keys are {', '.join(known)}")
         try:
-            exercise = Exercise(**{key: tuple(value) if isinstance(value, list) else value
-                                   for key, value in entry.items()})
+            entry = {key: tuple(value) if isinstance(value, list) else value for key, value in entry.items()}
+            entry["hints"] = tuple(_hint(item, entry.get("functions", ())) for item in entry.get("hints", ()))
+            exercise = Exercise(**entry)
         except TypeError as error:  # a key missing
             raise RegistryError(f"{where}: {error}") from None
         if exercise.needs not in NEEDS:

@@ -25,6 +25,7 @@ import tempfile
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from grader.engine import markup
 
 STATUSES = ["ok", "timeout", "memory", "crashed", "missing", "invalid"]  # from best to worst
 ERROR_STATUS = {"timeout": "timeout", "memory": "memory", "crash": "crashed", "exit": "crashed",
@@ -44,6 +45,7 @@ class CheckResult:
     hidden: bool = False
     printed: str = ""  # what the learner's code printed during the check (capped)
     error: str = ""  # why the learner's code gave no answer (SubmissionError.kind), "kit" for the grader's fault
+    function: str = ""  # the learner's function the check called last: the one its verdict is about (hints follow it)
 
     @property
     def passed(self) -> bool:
@@ -284,7 +286,7 @@ def render(result: SubmissionResult, console) -> None:
             _print_whole(console, f"{heading}, not started [dim](stuck? softlookup hint {exercise.name})[/]")
             continue
         if line:
-            _print_whole(console, f"{heading}: [red]{escape(line)}[/]")
+            _print_whole(console, f"{heading}: [red]{markup.rich(line)}[/]")
             continue
         table = Table(title=f"{exercise.name}.py: {escape(exercise.title)}", title_justify="left")
         table.add_column("check")
@@ -295,7 +297,7 @@ def render(result: SubmissionResult, console) -> None:
             earned, possible = sum(c.points for c in cases), sum(c.max_points for c in cases)
             failed = [c for c in cases if c.outcome == "failed"]
             problems[name] = failed or [c for c in cases if c.outcome == "skipped"]
-            label = escape(cases[0].title or name) + (" [dim](hidden)[/]" if hidden else "")
+            label = markup.rich(cases[0].title or name) + (" [dim](hidden)[/]" if hidden else "")
             table.add_row(label, f"{_fmt(earned)}/{_fmt(possible)}", _verdict(cases))
         _print_whole(console, table)
         _print_whole(console, f"  [bold]{_fmt(exercise.score)}/{_fmt(exercise.max_score)}[/] points, {exercise.status}")
@@ -349,8 +351,9 @@ def _first_problem(name: str, cases: list[CheckResult]) -> str:
     where = f" \\[{escape(', '.join(problem.cases))}]" if problem.cases else ""
     repeated = f" (× {len(problem.cases)} cases)" if len(problem.cases) > 1 else ""
     others = problem.others
-    otherwise = f" [dim](and {others} more case{'s' * (others > 1)} with other messages)[/]" if others else ""
-    return f"  {mark} {name}{where}{repeated}[/]: {escape(problem.first.message)}{otherwise}"
+    otherwise = (f" [dim](and {others} more case{'s' * (others > 1)} with other messages: --cases {name} shows "
+                 "every one)[/]") if others else ""
+    return f"  {mark} {name}{where}{repeated}[/]: {markup.rich(problem.first.message)}{otherwise}"
 
 
 def summary(exercise: ExerciseResult) -> str:
@@ -379,7 +382,7 @@ def html(result: SubmissionResult, total_first: bool = False) -> str:
             parts.append(f"<p>{heading}, not started (stuck? <code>softlookup hint {escape(exercise.name)}</code>)</p>")
             continue
         if line:
-            parts.append(f'<p>{heading}: <span style="color:{colours["red"]}">{escape(line)}</span></p>')
+            parts.append(f'<p>{heading}: <span style="color:{colours["red"]}">{markup.html(line)}</span></p>')
             continue
         rows = []
         for (name, hidden), cases in exercise.grouped().items():
@@ -389,8 +392,8 @@ def html(result: SubmissionResult, total_first: bool = False) -> str:
             if problems:
                 problem = Problem.of(name, problems)
                 where = f"[{escape(', '.join(problem.cases))}] " if problem.cases else ""
-                message = where + escape(problem.first.message) + (f" (and {problem.others} more)" if problem.others else "")
-            label = escape(cases[0].title or name) + (" <i>(hidden)</i>" if hidden else "")
+                message = where + markup.html(problem.first.message) + (f" (and {problem.others} more)" if problem.others else "")
+            label = markup.html(cases[0].title or name) + (" <i>(hidden)</i>" if hidden else "")
             earned, possible = sum(c.points for c in cases), sum(c.max_points for c in cases)
             rows.append(f'<tr><td style="text-align:left">{label}</td><td>{_fmt(earned)}/{_fmt(possible)}</td>'
                         f'<td style="color:{colours[colour]}">{words}</td><td style="text-align:left">{message}</td></tr>')

@@ -347,6 +347,7 @@ class _Slot:
             raise self.import_error
         if not self.trusted:
             self.session.check_budget(f"{self.module}.{function}()")
+            self.session.last_call = (self.module, function)
         needed = codec.model_specs(list(args))
         if self.worker is not None and not needed <= self.built:
             self.stop()  # models are built before learner code runs (it could replace the builder): a new worker
@@ -522,6 +523,7 @@ class Session:
         self.copies: dict[str, str | SubmissionError] = {}
         self.protections: Protections | None = None
         self.printed = PrintLog(self.output_limit)  # (call, what it printed) for the check running now
+        self.last_call: tuple[str, str] | None = None  # (module, function) the check running now called last
         self.answers: dict[str, dict] = {}  # trusted calls already made: their answers, as plain data
         self.budget: float | None = TIME_BUDGET  # seconds for all of one submission's calls; None: no budget
         self.spent = 0.0  # seconds the current submission's calls have taken so far

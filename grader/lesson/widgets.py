@@ -15,6 +15,7 @@ from html import escape
 
 import numpy as np
 
+from grader.engine import markup
 from grader.lesson import explore, lesson
 
 COLOURS = {"exact": "#8c8c8c", "nearest": "#e07b00", "soft": "#1f5fbf"}
@@ -55,7 +56,13 @@ def house_prices(exact_lookup, nearest_lookup, soft_lookup):
         table.value = f"{rows}<p>Answer for {query.value:.1f} bedrooms: <b>{explore.pounds(shown.answer)}</b></p>"
         picture.value, picture.layout.display = _price_picture(curves, shown), ""
 
-    play.observe(lambda change: setattr(query, "value", float(explore.QUERIES[change["new"]])), names="value")
+    def step(change):
+        """Move the query with the picture: the slider's new value reaches the browser after the picture and the
+        table drawn for it, never before (a slider at 3.6 over a chart of 3.5)."""
+        with query.hold_sync(), table.hold_sync(), picture.hold_sync():
+            query.value = float(explore.QUERIES[change["new"]])
+
+    play.observe(step, names="value")
     for control in (query, sharpness, method):
         control.observe(update, names="value")
     update()
@@ -83,7 +90,10 @@ def two_number_query(attend):
     for control in (x, y):
         control.observe(update, names="value")
     update()
-    return w.VBox([x, y, w.HBox([table, picture])])
+    # The picture is wider than a notebook holds beside the table: it goes below it rather than be cut off
+    # at the right (with "is an action", the third axis's label).
+    picture.layout.max_width = "100%"
+    return w.VBox([x, y, w.HBox([table, picture], layout=w.Layout(flex_flow="row wrap"))])
 
 
 @_not_while_grading
@@ -127,11 +137,11 @@ FOR_EXERCISE = {"lookup": house_prices, "attention": two_number_query, "gpt2_hea
 
 
 def _message(problem) -> str:
-    return f'<p style="padding:0.5em;border-left:4px solid #e07b00">{escape(str(problem))}</p>'
+    return f'<p style="padding:0.5em;border-left:4px solid #e07b00">{markup.html(str(problem))}</p>'
 
 
 def _html_table(header, rows) -> str:
-    pad = 'style="padding:0.15em 0.7em;text-align:right"'
+    pad = 'style="padding:0.15em 0.7em;text-align:right;white-space:nowrap"'  # "(-0.9, -0.9)" on one line
     head = "".join(f"<th {pad}>{escape(cell)}</th>" for cell in header)
     body = "".join("<tr>" + "".join(f"<td {pad}>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -167,6 +177,15 @@ def _price_picture(curves, shown) -> bytes:
 
 
 def _two_number_picture(shown) -> bytes:
+    return _png(_two_number_figure(shown))
+
+
+def _two_number_figure(shown):
+    """Keys as arrows as thick as their weight; the output as the weighted values laid tip to tail.
+
+    Each step of the output is named at its middle, where no two meet (at
+    their tips "cat" and "sat" overlap); the output itself is in the legend.
+    """
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(9, 4))
@@ -185,11 +204,13 @@ def _two_number_picture(shown) -> bytes:
     for token, start, end in zip(lesson.TOKENS, shown.path[:-1], shown.path[1:]):
         output_axes.quiver(*start, *(end - start), color="#1f5fbf", arrow_length_ratio=0.15)
         if np.linalg.norm(end - start) > 0.05:
-            output_axes.text(*end, token, fontsize="small")
-    output_axes.scatter(*shown.output, color="#cf222e", s=30)
+            output_axes.text(*(start + end) / 2, f" {token}", fontsize="small")
+    output_axes.scatter(*shown.output, color="#cf222e", s=30, label="output (the weighted values added)")
     output_axes.set(xlabel="is a thing", ylabel="is alive", zlabel="is an action", xlim=(0, 1), ylim=(0, 1), zlim=(0, 1),
                     title="output: values x weights, tip to tail")
-    return _png(figure)
+    output_axes.set_box_aspect(None, zoom=0.85)  # room for the axis labels inside the picture
+    output_axes.legend(loc="upper left", fontsize="small")
+    return figure
 
 
 def _head_picture(shown) -> bytes:

@@ -32,7 +32,7 @@ import os
 import re
 from pathlib import Path
 
-from grader.reports import gradebook
+from grader.reports import inert
 from grader.engine import registry
 from grader.engine.results import SubmissionResult
 from grader.platforms import Student, link_problem, plain_name, printable
@@ -105,10 +105,10 @@ def gradebook_import(graded: dict[str, SubmissionResult], assignment: str) -> st
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     possible = max((result.max_score for result in graded.values()), default=0)
-    writer.writerow([*IMPORT_HEADER, gradebook.csv_text(assignment)])
-    writer.writerow(["    Points Possible", "", "", "", "", gradebook.points(possible)])
+    writer.writerow([*IMPORT_HEADER, inert.csv_text(assignment)])
+    writer.writerow(["    Points Possible", "", "", "", "", inert.points(possible)])
     for student in sorted(graded):
         result = graded[student]
-        writer.writerow([gradebook.csv_text(result.name or student), gradebook.csv_text(student), "", "", "",
-                         gradebook.points(result.score)])
+        writer.writerow([inert.csv_text(result.name or student), inert.csv_text(student), "", "", "",
+                         inert.points(result.score)])
     return out.getvalue()

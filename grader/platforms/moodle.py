@@ -32,7 +32,7 @@ import os
 import re
 from pathlib import Path
 
-from grader.reports import gradebook
+from grader.reports import inert
 from grader.engine.results import SubmissionResult
 from grader.platforms import Student, link_problem, plain_name, printable
 
@@ -100,11 +100,11 @@ def gradebook_import(graded: dict[str, SubmissionResult], assignment: str) -> st
     now = _moodle_date(datetime.datetime.now())
     for student in sorted(graded):
         result = graded[student]
-        exercises = ", ".join(f"{e.name} {gradebook.points(e.score)}/{gradebook.points(e.max_score)}"
+        exercises = ", ".join(f"{e.name} {inert.points(e.score)}/{inert.points(e.max_score)}"
                               for e in result.exercises)
-        writer.writerow([f"{PARTICIPANT}{student}", gradebook.csv_text(result.name), gradebook.csv_text(result.email),
-                         "", gradebook.points(result.score), gradebook.points(result.max_score), "Yes", "-", now,
-                         f"softlookup: {gradebook.points(result.score)}/{gradebook.points(result.max_score)} "
+        writer.writerow([f"{PARTICIPANT}{student}", inert.csv_text(result.name), inert.csv_text(result.email),
+                         "", inert.points(result.score), inert.points(result.max_score), "Yes", "-", now,
+                         f"softlookup: {inert.points(result.score)}/{inert.points(result.max_score)} "
                          f"points ({exercises})"])
     return out.getvalue()
 

@@ -33,8 +33,9 @@ from grader.usage import UsageError
 SHIPPED = [
     "__init__.py", "cli.py", "usage.py",
     *[f"engine/{name}.py" for name in ("__init__", "codec", "confine", "edition", "ground_truth", "judge",
-                                        "inspection", "notebooks", "options", "plugin", "registry", "results",
-                                        "runner", "sandbox", "worker", "zygote")],
+                                        "inspection", "markup", "notebooks", "options", "plugin", "registry",
+                                        "results", "runner", "sandbox", "views", "worker", "zygote")],
+    *[f"warm/{name}.py" for name in ("__init__", "client", "place", "server")],
     *[f"commands/{name}.py" for name in ("__init__", "check", "fetch", "hint")],
     "releases/__init__.py", "releases/classroom.py",
     *[f"lesson/{name}.py" for name in ("__init__", "explore", "kernel", "lesson", "models", "widgets")],
@@ -114,11 +115,16 @@ and raises `NotImplementedError` until you write it.
 With Python 3.11 or later, in this folder:
 
 ```bash
-python3 -m venv .venv
+python3 -m venv .venv --system-site-packages   # sees a torch you have installed already
 source .venv/bin/activate
-pip install torch=={torch} --index-url https://download.pytorch.org/whl/cpu   # torch's small CPU build
+python -c "import torch"                       # torch 2.6 to 2.13 there? Then skip the next line.
+pip install torch=={torch} --index-url https://download.pytorch.org/whl/cpu
 pip install .
 ```
+
+The third line is only for a machine without torch: it fetches torch's small
+CPU build (needs the internet; a plain `pip install torch` may pick a GPU
+build of several GB). `pip install .` then uses the torch it finds.
 
 ## Working
 
@@ -204,6 +210,7 @@ def main(argv=None) -> int:
         for leak in leaks:
             print(f"  {leak}", file=sys.stderr)
         return 1
-    files = sum(1 for path in args.out.rglob("*") if path.is_file())
-    print(f"wrote {files} files to {args.out}; scanned: no line of the reference, no hidden check")
+    files = [path for path in args.out.rglob("*") if path.is_file()]
+    size = sum(path.stat().st_size for path in files) / 1e6
+    print(f"wrote {len(files)} files ({size:.1f} MB) to {args.out}; scanned: no line of the reference, no hidden check")
     return 0

@@ -25,16 +25,15 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import html
 import io
 import json
 import os
-import re
 from pathlib import Path
 
 from grader.engine.results import redacted
 from grader.engine.results import SubmissionResult, cleaned, encodable, gradescope, verdict, write_atomically
 from grader.reports import summary
+from grader.reports.inert import csv_text, fenced, html_page, inline, points
 
 RESULT_FILE = "softlookup.json"
 CLASS_FILES = ("grades.csv", "summary.md", "summary.html")  # the kit's own files in OUT, beside the students' folders
@@ -178,48 +177,3 @@ def grades_csv(graded: dict[str, SubmissionResult], exercises: list[str]) -> str
                          points(result.score), points(result.max_score), result.status,
                          *[points(scores.get(name, 0.0)) for name in exercises]])
     return out.getvalue()
-
-
-def html_page(title: str, body: str) -> str:
-    """A page of the kit's with ``title`` as its one heading (escaped) and ``body`` (HTML already made safe)."""
-    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
-            "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}"
-            "td,th{border:1px solid #ccc;padding:.3em .6em;vertical-align:top}</style></head>\n"
-            f"<body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n")
-
-
-# -- text that came from a student, made inert -----------------------------------------------------
-
-_FORMULA = ("=", "+", "-", "@", "\t", "\r", "\n")  # OWASP's CSV injection list, and a line break
-_MARKDOWN_INLINE = re.compile(r"[`*_\[\]<>&|~#!]|\\(?=[!-/:-@\[-`{-~]|$)")  # what can start markup mid-line
-
-
-def csv_text(text: str) -> str:
-    """A student's text as a CSV cell no spreadsheet takes for a formula (OWASP's advice: a leading ``'``).
-
-    A cell that starts with ``= + - @``, a tab or a line break, after any spaces, is prefixed with a
-    single quote; the csv module quotes it and doubles its quotes. Read back, the cell is ``'`` and the text.
-    """
-    text = encodable(text)
-    return "'" + text if text.lstrip(" ").startswith(_FORMULA) else text
-
-
-def inline(text: str) -> str:
-    """A student's text (or a message that may quote one) for the middle of a Markdown line, heading or table
-    cell: one line, and every character that could start markup (emphasis, code, links, HTML, an entity, a
-    table's pipe) escaped with a backslash, so CommonMark shows it as the text it is."""
-    return _MARKDOWN_INLINE.sub(lambda match: "\\" + match.group(0), " ".join(encodable(text).splitlines()))
-
-
-def fenced(text: str, indent: str = "") -> str:
-    """A student's text as a Markdown code block that nothing in it can close: its fence is one backtick
-    longer than the longest run of backticks inside (CommonMark closes a fence only with one as long)."""
-    text = encodable(text)
-    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
-    body = "\n".join(indent + line for line in text.splitlines())
-    return f"{indent}{fence}\n{body}\n{indent}{fence}"
-
-
-def points(value: float) -> str:
-    """A number of points as the gradebook writes it: whole, or to two decimals."""
-    return f"{value:g}" if abs(value - round(value)) < 1e-9 else f"{value:.2f}"

@@ -102,8 +102,11 @@ def test_shift_invariance(submission):
 def test_large_scores(submission, big):
     """Scores of +1000 or -1000 give finite weights: no overflow, no NaN."""
     x = np.array([big, big - 1.0, big - 3.0])
-    result = submission.softmax.softmax(x)
-    weights = judge.array(result, f"softmax({judge.show(x)})", shape=(3,))
+    # NaN or infinity here has one cause, which the scores show: name it, not every way softmax can give NaN.
+    what = "overflows to inf, and inf/inf is NaN" if big > 0 else "underflows to 0, and 0/0 is NaN"
+    weights = judge.finite(submission.softmax.softmax(x), f"softmax({judge.show(x)})", shape=(3,), cause=(
+        f"exp() of every one of these scores {what}. Only the differences between scores matter: subtract the "
+        "largest score first, so that the largest exp() is exactly 1."))
     expected = np.exp([0.0, -1.0, -3.0]) / np.exp([0.0, -1.0, -3.0]).sum()
     judge.close(weights, expected, f"softmax({judge.show(x)})", atol=1e-6,
                 hint="Only the differences between scores matter: subtract the largest score first.")

@@ -1,0 +1,104 @@
+"""Where the warm server listens, which server a check may use, and who may talk to it.
+
+The client imports this on every ``softlookup check``, so it stays light: no
+numpy, no pytest. Three rules:
+
+* The socket lies in a folder of the learner's own: ``$XDG_RUNTIME_DIR/softlookup``,
+  else ``softlookup.<uid>`` in the temporary folder. It is used only while it is
+  a real folder (not a link), owned by this user, closed to everyone else
+  (mode 0700 or stricter), in a parent nobody else can swap it out of.
+* A server is named by a key of everything its grading depends on besides
+  the learner's folder: the kit's files (size and time of each), the
+  interpreter, the installed packages' folders and the environment variables
+  the fork servers pass on. Edit the kit or install a package, and the next
+  check finds no server of that name and starts a fresh one.
+* Each end checks the other's uid on the socket itself (``SO_PEERCRED``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import stat
+import struct
+import sys
+import tempfile
+from pathlib import Path
+
+from grader.engine.zygote import PASSED_ON
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # grader/
+DISABLE = "SOFTLOOKUP_NO_SERVER"
+# Read by the grading itself, so a server started under other values is another server.
+KEY_VARIABLES = (*PASSED_ON, "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "PYTHONPATH")
+
+
+def private_folder() -> Path | None:
+    """The learner's folder for the server's socket, made if missing; None where it is not private."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    folder = Path(runtime) / "softlookup" if runtime else Path(tempfile.gettempdir()) / f"softlookup.{os.geteuid()}"
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    return folder if is_private(folder) else None
+
+
+def is_private(folder: Path) -> bool:
+    """Whether only this user can reach ``folder``: a real folder of ours, mode 0700, in a parent that keeps it ours."""
+    try:
+        own, parent = os.lstat(folder), os.stat(folder.parent)
+    except OSError:
+        return False
+    others_may_rename = parent.st_mode & 0o022 and not parent.st_mode & stat.S_ISVTX  # /tmp is sticky: they may not
+    return (stat.S_ISDIR(own.st_mode) and own.st_uid == os.geteuid() and not own.st_mode & 0o077
+            and parent.st_uid in (0, os.geteuid()) and not others_may_rename)
+
+
+def kit_key() -> str:
+    """What names a server: a digest of everything its answers depend on besides the learner's folder."""
+    digest = hashlib.sha256(repr((sys.prefix, sys.version, os.geteuid())).encode())
+    names = set(KEY_VARIABLES) | {name for name in os.environ if name.startswith("SOFTLOOKUP_") and name != DISABLE}
+    for name in sorted(names):
+        digest.update(f"{name}={os.environ.get(name)}\0".encode())
+    for entry in sys.path:  # installing or upgrading a package changes its site-packages folder
+        if entry.endswith(("site-packages", "dist-packages")):
+            digest.update(f"{entry}:{stamp(Path(entry))}\0".encode())
+    for path in kit_files(PACKAGE_DIR):
+        digest.update(f"{path.relative_to(PACKAGE_DIR)}:{stamp(path)}\0".encode())
+    return digest.hexdigest()[:20]
+
+
+def kit_files(root: Path) -> list[Path]:
+    """Every file of the kit's package, bytecode caches left out (Python writes them as it imports)."""
+    found = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
+        found += [Path(folder) / name for name in sorted(names)]
+    return found
+
+
+def stamp(path: Path) -> str:
+    """A file's size and modification time, or "-" where it cannot be read: what tells that it changed."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{status.st_size}/{status.st_mtime_ns}"
+
+
+def socket_path(folder: Path, key: str) -> Path:
+    return folder / f"check-{key}.sock"
+
+
+def same_user(conn: socket.socket) -> bool:
+    """Whether the other end of a Unix socket runs as this user, as the kernel reports it (``SO_PEERCRED``).
+
+    For the client that is whoever bound the socket: a server is started on
+    a socket its first client bound, with the same uid.
+    """
+    _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    return uid == os.geteuid()

@@ -1,0 +1,72 @@
+"""The import layers of grader/, as the README's "How it works" states them: no arrow runs back up, no circle.
+
+Each package may import from its own layer and the layers before it in
+:data:`LAYERS`, never from one after it; every import counts, those inside a
+function included. A module imported by name at run time (the lesson's model
+builder, a command by cli) is named through the registry or cli's table, so it
+draws no arrow here.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from grader.engine import registry
+
+LAYERS = ["usage", "engine", "reports", "platforms", "lesson", "checks", "releases", "commands", "warm", "cli"]
+PACKAGE = registry.PACKAGE_DIR
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """The grader modules that ``path`` imports, anywhere in it."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("grader.")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("grader"):
+            for alias in node.names:  # `from grader.engine import codec` imports the module grader.engine.codec
+                candidate = f"{node.module}.{alias.name}"
+                found.add(candidate if candidate in MODULES else node.module)
+    return {name for name in found if name != "grader"}
+
+
+MODULES = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+GRAPH = {name: imports(path) for name, path in MODULES.items()}
+
+
+def layer(module: str) -> int:
+    return LAYERS.index(module.split(".")[1])
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m != "grader"))
+def test_no_import_runs_back_up(module):
+    upward = sorted(target for target in GRAPH[module] if target in MODULES and layer(target) > layer(module))
+    assert not upward, f"{module} ({LAYERS[layer(module)]}) imports from a later layer: {upward}"
+
+
+def test_no_circle():
+    circles, state = [], {}
+
+    def visit(module, path):
+        state[module] = "open"
+        for target in sorted(GRAPH.get(module, ())):
+            if state.get(target) == "open":
+                circles.append(path[path.index(target):] + [target])
+            elif target in MODULES and target not in state:
+                visit(target, path + [target])
+        state[module] = "done"
+
+    for module in sorted(MODULES):
+        if module not in state:
+            visit(module, [module])
+    assert not circles, circles
+
+
+def test_every_package_has_a_layer():
+    assert {module.split(".")[1] for module in MODULES if module != "grader"} <= set(LAYERS)

@@ -1,0 +1,91 @@
+"""``softlookup check --watch`` as a learner sees it: a terminal of 80 columns by 24 lines.
+
+The watch runs in a pseudo-terminal of that size; the screen is what a
+terminal shows after the last redraw (the clear-screen sequence): the last
+24 lines of what followed it, escape sequences aside. The learner has
+finished the three numpy exercises, the GPT-2 ones are still stubs, and then
+breaks softmax: its failure must be on the screen, not scrolled away.
+"""
+
+import fcntl
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+
+import pytest
+
+from conftest import ASSIGNMENTS, SOLUTIONS
+
+COLUMNS, LINES = 80, 24
+CLEAR = b"\x1b[2J"
+ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+NAIVE_SOFTMAX = ("import numpy as np\n\n\ndef softmax(x, axis=-1):\n    e = np.exp(x)  # no max subtracted\n"
+                 "    return e / e.sum(axis=axis, keepdims=True)\n")
+
+
+class Terminal:
+    """A process on a pseudo-terminal of COLUMNS x LINES, and the screens it has drawn."""
+
+    def __init__(self, command, env):
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
+        self.process = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, env=env,
+                                        start_new_session=True)
+        os.close(slave)
+        self.output = b""
+
+    def screen_after(self, redraws: int, timeout: float = 300) -> list[str]:
+        """The screen once ``redraws`` redraws have finished (each ends with watch's own line)."""
+        deadline = time.monotonic() + timeout
+        while self.output.count(b"Watching") < redraws:
+            assert time.monotonic() < deadline, f"no redraw in {timeout:g} s:\n{self.output.decode()[-3000:]}"
+            if select.select([self.master], [], [], 1)[0]:
+                self.output += os.read(self.master, 65536)
+        last = self.output[self.output.rindex(CLEAR) + len(CLEAR):].decode()
+        return ESCAPES.sub("", last).replace("\r", "").splitlines()
+
+    def stop(self):
+        os.killpg(self.process.pid, signal.SIGINT)
+        try:
+            self.process.wait(30)
+        finally:
+            os.close(self.master)
+
+
+@pytest.fixture
+def watched(tmp_path):
+    folder = tmp_path / "work"
+    folder.mkdir()
+    for stub in ASSIGNMENTS.glob("*.py"):
+        shutil.copy(stub, folder)
+    for module in ("softmax", "lookup", "attention"):
+        shutil.copy(SOLUTIONS / f"{module}.py", folder)
+    env = {name: value for name, value in os.environ.items() if name not in ("COLUMNS", "LINES")}
+    terminal = Terminal([sys.executable, "-m", "grader.cli", "check", "--watch", str(folder)],
+                        {**env, "TERM": "xterm-256color", "XDG_STATE_HOME": str(tmp_path / "state")})
+    yield folder, terminal
+    terminal.stop()
+
+
+def test_the_failure_just_caused_is_on_an_80_by_24_screen(watched):
+    folder, terminal = watched
+    first = terminal.screen_after(1)
+    assert len(first) <= LINES and all(len(line) <= COLUMNS for line in first), "\n".join(first)
+    assert any("softmax.py" in line and "17/17" in line and "done" in line for line in first), "\n".join(first)
+
+    time.sleep(0.05)  # a new modification time, whatever the file system's resolution
+    (folder / "softmax.py").write_text(NAIVE_SOFTMAX)
+    screen = terminal.screen_after(2)
+    shown = "\n".join(screen)
+    assert len(screen) <= LINES, f"{len(screen)} lines: the top scrolled away\n{shown}"
+    assert "softmax.py: 14/17 points" in shown, shown
+    assert "✗ test_large_scores" in shown and "overflows to inf" in shown, shown
+    assert screen[-1].startswith("Watching"), shown
