@@ -14,7 +14,7 @@ from rich.console import Console
 from conftest import load_solution, make_submission, run
 from grader.engine import markup, registry
 from grader.engine.results import CheckResult, SubmissionResult, html, render
-from grader.exercises import explore, lesson, widgets
+from grader.lesson import explore, lesson, widgets
 
 SOFTLOOKUP = [sys.executable, "-m", "grader.cli"]
 BROKEN_SOFT_LOOKUP = """

@@ -55,6 +55,7 @@ KEPT_BACK = {
     "releases/nbgrader_course.py": "makes an nbgrader course, hidden tests included, from the reference solutions",
     "commands/grade.py": "grades a class with the hidden checks",
     "reports/gradebook.py": "the class gradebook of softlookup grade",
+    "reports/inert.py": "student text made inert in the class gradebook's files",
     "commands/report.py": "gpt2-report measures the lesson's figures with gpt2.py",
     "releases/bundle.py": "makes this bundle",
     "releases/gradescope.py": "makes the Gradescope autograder, solutions included",
