@@ -15,7 +15,7 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"  # the hub is unreachable here; fail fast instead of retrying
 os.environ["SOFTLOOKUP_NO_SERVER"] = "1"  # every `softlookup check` a test starts grades in-process (test_warm: not)
 
-from grader.engine import registry, sandbox  # noqa: E402
+from grader.engine import registry, servers  # noqa: E402
 from grader.engine.options import Options  # noqa: E402
 from grader.engine.runner import run_checks  # noqa: E402
 
@@ -26,7 +26,7 @@ ASSIGNMENTS = registry.KIT_ROOT / "assignments"
 def pytest_configure(config):
     # One fork server for the whole run, with torch already imported, so every
     # GPT-2 grading below forks a worker instead of importing torch again.
-    sandbox.preload("transformers")
+    servers.preload("transformers")
 
 
 def load_solution(module: str):

@@ -23,7 +23,7 @@ from classes import NUMPY
 from grader.commands import check, grade
 from grader.reports import gradebook
 from grader.platforms import detect
-from grader.engine import registry
+from grader.engine import intake, registry
 from grader.engine.results import ERROR_STATUS, STATUSES
 
 MAX = sum(registry.exercise(name).max_points for name in NUMPY)
@@ -86,7 +86,7 @@ def batch(students: list, jobs: int, out: Path) -> Path:
     args = grade.parser().parse_args(["unused", "--out", str(out), "--time-limit", "30", *OPTIONS])
     exercises = check.chosen_exercises(args)
     out.mkdir()
-    assert grade._run_judges(students, jobs, out.resolve(), exercises, grade.judge_arguments(args, exercises)) == ""
+    assert grade._graded(students, jobs, out.resolve(), exercises, grade.judge_arguments(args, exercises)) == ""
     return out
 
 
@@ -231,22 +231,22 @@ def test_unpacking_refuses_a_bad_zip_in_one_line(trigger, tmp_path):
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     with pytest.raises(ValueError) as refused:
-        grade.unpacked(grade.Student(trigger, str(path), zipped=True), scratch)
-    assert "\n" not in str(refused.value) and len(str(refused.value)) <= grade.REASON_CHARS
+        intake.unpacked(intake.Student(trigger, str(path), zipped=True), scratch)
+    assert "\n" not in str(refused.value) and len(str(refused.value)) <= intake.REASON_CHARS
 
 
 def test_unpacking_bounds_what_a_zip_holds(tmp_path):
     def unpack(path: Path):
         (tmp_path / path.stem).mkdir()
-        return grade.unpacked(grade.Student(path.stem, str(path), zipped=True), tmp_path / path.stem)
+        return intake.unpacked(intake.Student(path.stem, str(path), zipped=True), tmp_path / path.stem)
 
     honest = unpack(classes.honest_zip(tmp_path / "honest.zip"))
     assert (honest / "softmax.py").read_text() == classes.reference("softmax")
-    bomb = classes.zipped(tmp_path / "bomb.zip", {"softmax.py": " " * (grade.ZIP_LIMITS[1] + 1)}, zipfile.ZIP_DEFLATED)
+    bomb = classes.zipped(tmp_path / "bomb.zip", {"softmax.py": " " * (intake.MAX_BYTES + 1)}, zipfile.ZIP_DEFLATED)
     assert bomb.stat().st_size < 2**20
     with pytest.raises(ValueError, match="more than 500 files or 20 MB"):
         unpack(bomb)
-    many = classes.zipped(tmp_path / "many.zip", {f"m{number}.py": "" for number in range(grade.ZIP_LIMITS[0] + 1)})
+    many = classes.zipped(tmp_path / "many.zip", {f"m{number}.py": "" for number in range(intake.MAX_FILES + 1)})
     with pytest.raises(ValueError, match="more than 500 files"):
         unpack(many)
     with pytest.raises(ValueError, match="would land outside it"):
@@ -275,6 +275,6 @@ def test_every_entry_is_a_student_but_tools_litter(tmp_path):
 
 @pytest.mark.parametrize("text", ["line one\nline two", "a lone \ud800 surrogate", "a bell \x07", "x" * 5000])
 def test_a_reason_is_one_printable_encodable_line(text):
-    reason = grade.one_line(text)
-    assert reason.isprintable() and len(reason) <= grade.REASON_CHARS
+    reason = intake.one_line(text)
+    assert reason.isprintable() and len(reason) <= intake.REASON_CHARS
     reason.encode("utf-8")

@@ -11,7 +11,8 @@ import time
 import pytest
 
 from conftest import ASSIGNMENTS, SOLUTIONS
-from grader.engine import markup, registry
+from grader.engine import registry
+from grader.reports import markup
 
 SOFTLOOKUP = [sys.executable, "-m", "grader.cli"]
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "120"}
@@ -185,9 +186,9 @@ def test_an_exercise_not_started_costs_nothing(tmp_path):
     folder = tmp_path / "work"
     shutil.copytree(ASSIGNMENTS, folder)
     shutil.copy(SOLUTIONS / "softmax.py", folder)
-    script = ("from grader.engine import registry, sandbox; from grader.engine.runner import run_checks; "
+    script = ("from grader.engine import registry, servers; from grader.engine.runner import run_checks; "
               f"result = run_checks({str(folder)!r}, list(registry.EXERCISES)); "
-              "print(result.score, sorted(sandbox._servers), [e.status for e in result.exercises])")
+              "print(result.score, sorted(servers._servers), [e.status for e in result.exercises])")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV, timeout=600)
     score, servers, statuses = done.stdout.strip().split(" ", 2)
     assert float(score) == registry.exercise("softmax").max_points, done.stderr

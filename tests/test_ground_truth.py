@@ -7,7 +7,7 @@ import pytest
 
 from grader.engine import codec, ground_truth
 from grader.engine.codec import ModelSpec
-from grader.engine.sandbox import KitError
+from grader.engine.errors import KitError
 
 TINY = ModelSpec(kind="tiny", seed=0)
 TEXT = "The cat sat"

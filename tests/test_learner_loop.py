@@ -12,8 +12,11 @@ import pytest
 from rich.console import Console
 
 from conftest import load_solution, make_submission, run
-from grader.engine import markup, registry
-from grader.engine.results import CheckResult, SubmissionResult, html, render
+from grader.engine import registry
+from grader.engine.results import CheckResult, SubmissionResult
+from grader.reports import markup
+from grader.reports.html_table import html
+from grader.reports.terminal import render
 from grader.lesson import explore, lesson, widgets
 
 SOFTLOOKUP = [sys.executable, "-m", "grader.cli"]

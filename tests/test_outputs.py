@@ -23,7 +23,9 @@ from rich.console import Console
 from grader.reports import gradebook, inert
 from grader.reports import summary
 from grader.engine import results
-from grader.engine.results import CheckResult, SubmissionResult, gradescope, redacted, render, write_atomically
+from grader.engine.results import CheckResult, SubmissionResult, redacted, write_atomically
+from grader.reports.gradescope import gradescope
+from grader.reports.terminal import render
 
 FORMULAS = ['=HYPERLINK("http://evil.example","click")', "+1+2", "-2+3", "@SUM(A1:A2)", "\tx", "\rx", " =1+1",
             "=cmd|' /C calc'!A0"]

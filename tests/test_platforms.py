@@ -25,7 +25,8 @@ from exports import ROSTER, WORK
 from grader.commands import check, grade
 from grader.reports import gradebook
 from grader.engine.results import SubmissionResult
-from grader.platforms import Student, canvas, detect, moodle
+from grader.engine.intake import Student, unpacked
+from grader.platforms import canvas, detect, moodle
 
 FORMULA_NAME = '=HYPERLINK("http://evil.example","Dupont, \'Jean\'")'
 
@@ -166,7 +167,7 @@ NESTINGS = {
 def test_the_batch_finds_the_exercises_however_the_submission_nests_them(nesting, tmp_path):
     student = NESTINGS[nesting](tmp_path / "submission")
     (tmp_path / "scratch").mkdir()
-    assert (grade.unpacked(student, tmp_path / "scratch") / "softmax.py").read_text() == WORK["honest"]["softmax.py"]
+    assert (unpacked(student, tmp_path / "scratch") / "softmax.py").read_text() == WORK["honest"]["softmax.py"]
 
 
 def test_a_file_that_is_a_link_is_never_read_through(tmp_path):
@@ -174,7 +175,7 @@ def test_a_file_that_is_a_link_is_never_read_through(tmp_path):
     os.symlink(tmp_path / "secret", tmp_path / "link.py")
     (tmp_path / "scratch").mkdir()
     with pytest.raises(ValueError, match="softmax.py cannot be read"):
-        grade.unpacked(Student("s", "", files={"softmax.py": str(tmp_path / "link.py")}), tmp_path / "scratch")
+        unpacked(Student("s", "", files={"softmax.py": str(tmp_path / "link.py")}), tmp_path / "scratch")
 
 
 def test_check_finds_the_exercises_of_a_clone_as_it_does_in_the_current_folder(tmp_path):

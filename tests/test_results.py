@@ -4,7 +4,8 @@ import io
 
 from rich.console import Console
 
-from grader.engine.results import CheckResult, SubmissionResult, render
+from grader.engine.results import CheckResult, SubmissionResult
+from grader.reports.terminal import render
 
 LONG_TITLE = "recompute_head_pattern rebuilds the head's pattern from the weights: ln_1, c_attn, q.k/sqrt(d), softmax"
 REPEATED = "the weights sum to 2 and the largest weight is 1: did you divide by the max instead of dividing by the sum?"

@@ -7,7 +7,11 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from grader.engine import judge, sandbox
+from grader.engine import judge, registry
+from grader.engine.errors import KitError, SubmissionError
+from grader.engine.proxies import Namespace
+from grader.engine.session import PRINTED_LINES, Session
+from grader.engine.slot import MAX_LINES_COUNTED, Limits
 
 TOY = '''
 import gc, os, socket, subprocess, sys, time
@@ -62,11 +66,11 @@ def escape_codes():
 
 
 @contextlib.contextmanager
-def learner_session(folder, limits=sandbox.Limits()):
+def learner_session(folder, limits=Limits()):
     """A session grading ``folder``: (the learner's namespace, the session), closed afterwards."""
-    session = sandbox.Session()
+    session = Session()
     try:
-        yield sandbox.Namespace(session, str(folder), lambda module: limits), session
+        yield Namespace(session, str(folder), lambda module: limits), session
     finally:
         session.close()
 
@@ -80,9 +84,9 @@ def modules_in(folder, sources: dict[str, str]):
 
 @pytest.fixture
 def toy(tmp_path):
-    folder, limits = modules_in(tmp_path / "toy", {"toy": TOY}), sandbox.Limits(time=1.0)
+    folder, limits = modules_in(tmp_path / "toy", {"toy": TOY}), Limits(time=1.0)
     with learner_session(folder, limits) as (learner, session):
-        yield learner, sandbox.Namespace(session, str(folder), lambda module: limits, trusted=True), session
+        yield learner, Namespace(session, str(folder), lambda module: limits, trusted=True), session
 
 
 def test_values_come_back_as_plain_data(toy):
@@ -94,7 +98,7 @@ def test_a_hung_function_is_not_run_twice(toy):
     learner, _, _ = toy
     started = time.monotonic()
     for _ in range(3):
-        with pytest.raises(sandbox.SubmissionError, match="time limit") as error:
+        with pytest.raises(SubmissionError, match="time limit") as error:
             learner.toy.hang()
         assert error.value.kind == "timeout"
     assert time.monotonic() - started < 2.5
@@ -104,33 +108,33 @@ def test_a_hung_function_is_not_run_twice(toy):
 def test_half_a_message_is_held_to_the_time_limit(toy):
     learner, _, _ = toy
     started = time.monotonic()
-    with pytest.raises(sandbox.SubmissionError, match="time limit"):
+    with pytest.raises(SubmissionError, match="time limit"):
         learner.toy.half_a_message()
     assert time.monotonic() - started < 2.5
 
 
 def test_a_learner_worker_starts_no_process(toy):
     learner, trusted, _ = toy
-    with pytest.raises(sandbox.SubmissionError, match="tried to start or signal another process"):
+    with pytest.raises(SubmissionError, match="tried to start or signal another process"):
         learner.toy.spawn()
 
 
 def test_a_dead_worker_is_replaced(toy):
     learner, _, _ = toy
-    with pytest.raises(sandbox.SubmissionError, match="exit code 5"):
+    with pytest.raises(SubmissionError, match="exit code 5"):
         learner.toy.die()
     assert np.array_equal(learner.toy.double([1]), [2])
 
 
 def test_exceptions_name_the_line(toy):
     learner, _, _ = toy
-    with pytest.raises(sandbox.SubmissionError, match=r"KeyError: 'no such key' at toy.py line 19"):
+    with pytest.raises(SubmissionError, match=r"KeyError: 'no such key' at toy.py line 19"):
         learner.toy.fail()
 
 
 def test_learner_text_loses_its_control_characters(toy):
     learner, _, _ = toy
-    with pytest.raises(sandbox.SubmissionError) as error:
+    with pytest.raises(SubmissionError) as error:
         learner.toy.escape_codes()
     assert "\x1b" not in str(error.value) and "\u202e" not in str(error.value)
     assert "cleared your screen" in str(error.value)
@@ -138,13 +142,13 @@ def test_learner_text_loses_its_control_characters(toy):
 
 def test_a_missing_module_says_where_it_looked(toy, tmp_path):
     learner, _, _ = toy
-    with pytest.raises(sandbox.SubmissionError, match=f"There is no absent.py in {tmp_path / 'toy'}"):
+    with pytest.raises(SubmissionError, match=f"There is no absent.py in {tmp_path / 'toy'}"):
         learner.absent.anything()
 
 
 def test_trusted_code_failing_is_the_kits_problem(toy):
     _, trusted, _ = toy
-    with pytest.raises(sandbox.KitError):
+    with pytest.raises(KitError):
         trusted.toy.fail()
 
 
@@ -152,11 +156,11 @@ def test_trusted_code_failing_is_the_kits_problem(toy):
                                   "README.md"])
 def test_a_learner_reads_nothing_of_the_kit(toy, path):
     learner, trusted, _ = toy
-    target = sandbox.KIT_ROOT / path
+    target = registry.KIT_ROOT / path
     if not target.exists():
         pytest.skip(f"no {path} in this checkout")
     assert trusted.toy.read(str(target))  # the kit's own workers may
-    with pytest.raises(sandbox.SubmissionError, match="outside its own folder"):
+    with pytest.raises(SubmissionError, match="outside its own folder"):
         learner.toy.read(str(target))
 
 
@@ -173,7 +177,7 @@ def test_prints_are_kept_capped(toy):
     session.printed.clear()
     learner.toy.chatty(100_000)
     lines = session.printed[0][1].splitlines()
-    assert len(lines) == sandbox.PRINTED_LINES + 1 and lines[-1].startswith("... (")
+    assert len(lines) == PRINTED_LINES + 1 and lines[-1].startswith("... (")
 
 
 def test_arguments_come_back_only_when_asked(toy):
@@ -195,7 +199,7 @@ def test_arguments_come_back_only_when_asked(toy):
 ])
 def test_refusals_are_named_in_the_lessons_terms(tmp_path, code, refused):
     folder = modules_in(tmp_path, {"probe": f"import os, socket, subprocess\n\ndef run():\n    {code}\n"})
-    with learner_session(folder) as (learner, _), pytest.raises(sandbox.SubmissionError) as error:
+    with learner_session(folder) as (learner, _), pytest.raises(SubmissionError) as error:
         learner.probe.run()
     assert error.value.kind == "refused" and refused in str(error.value), str(error.value)
     assert "probe.py line 4" in str(error.value)
@@ -204,25 +208,25 @@ def test_refusals_are_named_in_the_lessons_terms(tmp_path, code, refused):
 def test_libraries_beside_the_kit_import_in_any_worker(tmp_path):
     """torch in a numpy exercise's worker: the confinement lets it read what it needs (randomness included)."""
     folder = modules_in(tmp_path, {"probe": "import torch\n\ndef run():\n    return torch.softmax(torch.ones(2), 0)\n"})
-    with learner_session(folder, sandbox.Limits(needs="numpy")) as (learner, _):
+    with learner_session(folder, Limits(needs="numpy")) as (learner, _):
         assert np.allclose(learner.probe.run(), [0.5, 0.5])
 
 
 def test_deep_nesting_is_refused_before_decoding(toy):
     learner, _, _ = toy
     assert learner.toy.nested(5) == [[[[[[]]]]]]
-    with pytest.raises(sandbox.SubmissionError, match="nested more than"):
+    with pytest.raises(SubmissionError, match="nested more than"):
         learner.toy.nested(30)
 
 
 def test_links_out_of_a_submission_are_refused(tmp_path):
     folder = tmp_path / "linked"
     folder.mkdir()
-    (folder / "toy.py").symlink_to(sandbox.KIT_ROOT / "solutions" / "softmax.py")
-    session = sandbox.Session()
+    (folder / "toy.py").symlink_to(registry.KIT_ROOT / "solutions" / "softmax.py")
+    session = Session()
     try:
-        learner = sandbox.Namespace(session, str(folder), lambda module: sandbox.Limits())
-        with pytest.raises(sandbox.SubmissionError, match="is a link to .* outside the folder") as error:
+        learner = Namespace(session, str(folder), lambda module: Limits())
+        with pytest.raises(SubmissionError, match="is a link to .* outside the folder") as error:
             learner.toy.softmax([1.0])
         assert error.value.kind == "invalid"
     finally:
@@ -263,7 +267,7 @@ def surrogate_message():
 
 @pytest.fixture
 def floods(tmp_path):
-    with learner_session(modules_in(tmp_path / "floods", {"floods": FLOODS}), sandbox.Limits(time=60.0)) as pair:
+    with learner_session(modules_in(tmp_path / "floods", {"floods": FLOODS}), Limits(time=60.0)) as pair:
         yield pair
 
 
@@ -297,7 +301,7 @@ def test_a_claimed_line_count_is_bounded(floods):
     learner, session = floods
     learner.floods.claim_lines(10**30)
     (label, output), = session.printed
-    assert output.startswith("one line\n... (") and int(output.split("(")[1].split()[0]) <= sandbox.MAX_LINES_COUNTED
+    assert output.startswith("one line\n... (") and int(output.split("(")[1].split()[0]) <= MAX_LINES_COUNTED
 
 
 def test_a_check_keeps_a_bounded_share_of_many_calls_prints(toy):
@@ -311,7 +315,7 @@ def test_a_check_keeps_a_bounded_share_of_many_calls_prints(toy):
 
 def test_lone_surrogates_never_reach_the_judges_text(floods):
     learner, session = floods
-    with pytest.raises(sandbox.SubmissionError) as error:
+    with pytest.raises(SubmissionError) as error:
         learner.floods.surrogate_message()
     message = str(error.value)
     message.encode("utf-8")  # encodable: a file or a terminal can take it
@@ -336,7 +340,7 @@ CHAIN = {
 
 @pytest.fixture
 def chain(tmp_path):
-    with learner_session(modules_in(tmp_path, CHAIN), sandbox.Limits(time=1.0)) as pair:
+    with learner_session(modules_in(tmp_path, CHAIN), Limits(time=1.0)) as pair:
         yield pair
 
 
@@ -344,11 +348,11 @@ def test_a_hung_function_is_not_run_through_the_modules_that_import_it(chain):
     """user's worker started before loop() hung: it is restarted with a stand-in, and says which function hung."""
     learner, _ = chain
     assert learner.user.alone() == 2  # user's worker is up, with the real loop() bound
-    with pytest.raises(sandbox.SubmissionError) as hung:
+    with pytest.raises(SubmissionError) as hung:
         learner.slow.loop()
     assert hung.value.kind == "timeout"
     started = time.monotonic()
-    with pytest.raises(sandbox.SubmissionError) as error:
+    with pytest.raises(SubmissionError) as error:
         learner.user.uses()
     assert time.monotonic() - started < 0.9  # well under its own 1 s limit: loop() never ran
     assert error.value.kind == "hung"
@@ -362,20 +366,20 @@ def test_stand_ins_reach_modules_imported_before_them(chain):
     before slow's stand-in is in place still ends up calling the stand-in."""
     learner, _ = chain
     for hangs in (learner.middle.mid, learner.slow.loop):
-        with pytest.raises(sandbox.SubmissionError, match="time limit"):
+        with pytest.raises(SubmissionError, match="time limit"):
             hangs()
     started = time.monotonic()
-    with pytest.raises(sandbox.SubmissionError, match=r"calls slow\.loop\(\), which ran past"):
+    with pytest.raises(SubmissionError, match=r"calls slow\.loop\(\), which ran past"):
         learner.top.top()
     assert time.monotonic() - started < 0.9
 
 
 def test_a_module_whose_import_hung_is_not_imported_again(chain):
     learner, _ = chain
-    with pytest.raises(sandbox.SubmissionError, match="time limit"):
+    with pytest.raises(SubmissionError, match="time limit"):
         learner.import_loops.anything()
     started = time.monotonic()
-    with pytest.raises(sandbox.SubmissionError, match="imports import_loops.py, which ran past its time limit"):
+    with pytest.raises(SubmissionError, match="imports import_loops.py, which ran past its time limit"):
         learner.imports_it.anything()
     assert time.monotonic() - started < 0.9
 
@@ -383,14 +387,14 @@ def test_a_module_whose_import_hung_is_not_imported_again(chain):
 def test_a_stand_in_cannot_be_forged_into_a_verdict(chain):
     """Raising the stand-in's exception by hand names no hang the judge knows: it is an ordinary exception."""
     learner, _ = chain
-    with pytest.raises(sandbox.SubmissionError) as error:
+    with pytest.raises(SubmissionError) as error:
         learner.forger.forge()
     assert error.value.kind == "exception" and "RanPastItsLimit" in str(error.value)
 
 
 def test_the_hung_set_is_per_submission(chain):
     learner, session = chain
-    with pytest.raises(sandbox.SubmissionError):
+    with pytest.raises(SubmissionError):
         learner.slow.loop()
     assert session.hung
     session.begin_submission()
@@ -402,15 +406,15 @@ def test_the_hung_set_is_per_submission(chain):
 def test_a_spent_budget_fails_the_rest_at_once(toy):
     learner, _, session = toy
     session.begin_submission(budget=1.5)
-    with pytest.raises(sandbox.SubmissionError) as cut:  # 1 s limit, 1.5 s budget: the first hang is a timeout
+    with pytest.raises(SubmissionError) as cut:  # 1 s limit, 1.5 s budget: the first hang is a timeout
         learner.toy.hang()
     assert cut.value.kind == "timeout"
     started = time.monotonic()
-    with pytest.raises(sandbox.SubmissionError) as stopped:  # the budget's last 0.5 s runs out in this call
+    with pytest.raises(SubmissionError) as stopped:  # the budget's last 0.5 s runs out in this call
         learner.toy.half_a_message()
     assert stopped.value.kind == "budget" and "was stopped" in str(stopped.value)
     assert time.monotonic() - started < 0.9
-    with pytest.raises(sandbox.SubmissionError) as skipped:
+    with pytest.raises(SubmissionError) as skipped:
         learner.toy.double([1])
     assert skipped.value.kind == "budget"
     assert "was not run" in str(skipped.value) and "--time-budget" in str(skipped.value)

@@ -31,9 +31,12 @@ from rich.console import Console
 from grader import usage
 from grader.usage import UsageError
 from grader.engine import notebooks, registry
+from grader.engine.intake import one_line
 from grader.engine.options import Options
 from grader.engine.runner import run_checks
-from grader.engine.results import SubmissionResult, gradescope, render, write_atomically
+from grader.engine.results import SubmissionResult, crashed, write_atomically
+from grader.reports.gradescope import gradescope
+from grader.reports.terminal import render
 
 ROOT = Path("/autograder")
 
@@ -69,19 +72,16 @@ def run(root: Path) -> int:
     results.parent.mkdir(parents=True, exist_ok=True)
     console = Console(highlight=False, width=160)
     try:
-        result = grade(root / "submission", root / "source" / "kit" / "solutions")
-    except (RuntimeError, notebooks.NotebookError, OSError) as error:
-        console.print(f"The autograder could not grade this submission: {error}")
-        write_atomically(results, json.dumps({
-            "score": 0, "output": f"The autograder could not grade this submission: {error}. Your instructor has "
-                                  "been shown the details.", "tests": []}, indent=2) + "\n")
-        return 1
+        result, failed = grade(root / "submission", root / "source" / "kit" / "solutions"), False
+    except (RuntimeError, notebooks.NotebookError, OSError) as error:  # recorded as a result, like any other
+        result, failed = crashed("submission", registry.EXERCISES, one_line(error)), True
     render(result, console)
     report = gradescope(result)
     del report["max_score"]  # not in Gradescope's schema: the assignment's settings hold its total
-    report["output"] = summary(result)
+    report["output"] = ("The autograder could not grade this submission; your instructor has been shown the "
+                        "details." if failed else summary(result))
     write_atomically(results, json.dumps(report, indent=2) + "\n")
-    return 0
+    return 1 if failed else 0
 
 
 def selftest(root: Path) -> int:

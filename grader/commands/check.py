@@ -17,9 +17,12 @@ from pathlib import Path
 from rich.console import Console
 
 from grader.commands import hint
-from grader.engine import edition, inspection, notebooks, options, registry, views
+from grader.engine import edition, inspection, notebooks, options, registry
 from grader.engine.options import Options
-from grader.engine.results import SubmissionResult, render, write_gradescope
+from grader.engine.intake import exercise_folder
+from grader.engine.results import SubmissionResult
+from grader.reports import terminal
+from grader.reports.gradescope import write_gradescope
 from grader.engine.runner import run_checks, stop_cleanly_on_sigterm
 from grader.usage import Parser, UsageError
 
@@ -85,14 +88,6 @@ def usage_problem(args) -> str | None:
     return None
 
 
-def exercise_folder(directory: Path) -> Path | None:
-    """The folder of ``directory`` that holds exercises (modules or notebooks): itself, or its ``assignments/``."""
-    for folder in (directory, directory / "assignments"):
-        if folder.is_dir() and notebooks.chosen_sources(folder, prefer_notebooks=True):
-            return folder
-    return None
-
-
 def main(argv=None, grading=None) -> int:
     """``softlookup check``; ``grading`` stands in for :func:`grade` (the warm server's, which keeps results)."""
     args = parser().parse_args(argv)
@@ -113,8 +108,8 @@ def main(argv=None, grading=None) -> int:
     result.submission = str(args.directory)
     hint.record_failures(result)
     console = Console(highlight=False)
-    render(result, console)
-    if args.cases and not views.cases(result, args.cases, console):
+    terminal.render(result, console)
+    if args.cases and not terminal.cases(result, args.cases, console):
         console.print(f"No check {args.cases} was graded here (see --exercise).")
     if (student := edition.student()) is not None:
         console.print(student.note([exercise.module for exercise in exercises], result.max_score), soft_wrap=True)
@@ -135,7 +130,7 @@ def watch(directory: Path, exercises: list[registry.Exercise], chosen: Options) 
     """Grade, then grade again each exercise whose file (or a file it imports) is saved, until Ctrl-C.
 
     The screen is redrawn each time, made to fit the terminal with the failure
-    just caused on it (:func:`views.watch_screen`); the fork servers stay warm
+    just caused on it (:func:`~grader.reports.terminal.watch_screen`); the fork servers stay warm
     between runs, so a change to one exercise is graded in a fraction of a second.
     """
     console = Console(highlight=False)
@@ -150,7 +145,7 @@ def watch(directory: Path, exercises: list[registry.Exercise], chosen: Options) 
                     shown = _updated(shown, run_checks(directory, pending, chosen), exercises)
                     hint.record_failures(shown)
                     console.clear()  # after grading, so the last screen stays up meanwhile
-                    views.watch_screen(shown, console, changed)
+                    terminal.watch_screen(shown, console, changed)
                 except RuntimeError as error:
                     console.clear()
                     console.print(f"softlookup check: {error}")

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from grader.engine import markup, registry
+from grader.engine import registry
+from grader.reports import markup
 from grader.engine.results import SubmissionResult
 from grader.usage import Parser
 

@@ -11,9 +11,9 @@ tiny seeded GPT-2 and says so on its first line.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from grader.engine import options
 from grader.lesson import lesson
 from grader.usage import Parser, UsageError
 
@@ -82,7 +82,7 @@ def main(argv=None) -> int:
         parser.error(f"--model: {args.model} is not a folder")
     if args.out.exists() and not args.out.is_dir():
         parser.error(f"--out: {args.out} is a file; give a folder for the heatmaps")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    options.stay_offline()
 
     from rich.console import Console
     from rich.table import Table

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import codec, sandbox
+from grader.engine import codec
+from grader.engine.errors import KitError
 
 TRUTH_FILE = Path(__file__).resolve().parents[1] / "data" / "gpt2_truth.json"
 MODULES = ("gpt2",)  # the kit modules whose answers are recorded; any other (models) is asked as usual
@@ -109,7 +110,7 @@ class Replay:
             self._require_same_model(spec)
         plain = self._record["answers"].get(_key(module, function, args))
         if plain is None:
-            raise sandbox.KitError(f"this bundle holds no recorded answer for {module}.{function}(...): please "
+            raise KitError(f"this bundle holds no recorded answer for {module}.{function}(...): please "
                                    "tell your instructor")
         return codec.from_plain(plain)
 

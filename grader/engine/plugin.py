@@ -17,20 +17,22 @@ Fixtures for checks:
 from __future__ import annotations
 
 import dataclasses
-import io
 import os
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 
-from grader.engine import codec, ground_truth, inspection, options, registry, sandbox
+from grader.engine import codec, ground_truth, inspection, options, registry, servers
+from grader.engine.errors import KitError, SubmissionError
 from grader.engine.judge import CheckFailure
+from grader.engine.proxies import Namespace
 from grader.engine.results import CheckResult, SubmissionResult
+from grader.engine.session import PrintLog, Session
+from grader.engine.slot import Limits
 
 RESULT = pytest.StashKey[SubmissionResult]()
-SESSION = pytest.StashKey[sandbox.Session]()
+SESSION = pytest.StashKey[Session]()
 _CASES = pytest.StashKey[dict]()
 _UNGRADABLE = pytest.StashKey[dict]()  # exercise module -> the error every one of its checks reports
 _EXERCISES = pytest.StashKey[list]()  # the exercises whose checks were collected, in the registry's order
@@ -44,7 +46,7 @@ MAX_MESSAGE_CHARS = 20_000  # a check's verdict, as kept in results
 MAX_PRINTED_CHARS = 2**21  # what a check's calls printed, labels included (-v keeps up to 1 MB per check)
 
 # Trusted code gets generous limits, so that a loaded machine never blames a learner for the kit's slowness.
-KIT_LIMITS = sandbox.Limits(time=300.0, memory=16 * 2**30, needs="transformers")
+KIT_LIMITS = Limits(time=300.0, memory=16 * 2**30, needs="transformers")
 
 
 def pytest_addoption(parser):
@@ -52,8 +54,6 @@ def pytest_addoption(parser):
     group.addoption("--submission", default="assignments", metavar="DIR",
                     help="folder with the learner's modules (default: assignments)")
     options.declare(group.addoption)
-    parser.addini("softlookup_table", "print the result table at the end (softlookup check prints its own)",
-                  type="bool", default=True)
 
 
 def pytest_configure(config):
@@ -63,7 +63,7 @@ def pytest_configure(config):
     config.stash[RESULT] = SubmissionResult(str(config.getoption("submission")))
     config.stash[_CASES] = {}
     solutions = config.getoption("solutions")
-    config.stash[SESSION] = sandbox.Session(  # -v or -s: show everything the learner's code printed
+    config.stash[SESSION] = Session(  # -v or -s: show everything the learner's code printed
         require_isolation=config.getoption("require_isolation"), forbidden=[solutions] if solutions else [],
         all_output=config.getoption("verbose", 0) > 0 or config.getoption("capture", "fd") == "no")
 
@@ -116,7 +116,7 @@ def pytest_collection_finish(session):
             raise pytest.UsageError(f"--submission: {folder} is not a folder; give the folder with your modules")
         try:
             begin_submission(session.config, folder)
-        except sandbox.KitError as error:
+        except KitError as error:
             raise pytest.UsageError(str(error)) from None
 
 
@@ -137,11 +137,11 @@ def begin_submission(config, folder: Path, problem: str = "", shown: str | None 
     # A whole time budget, no function known to hang, nothing a previous student's code printed carried over:
     config.stash[SESSION].begin_submission(config.getoption("time_budget") or options.TIME_BUDGET)
     exercises = config.stash[_EXERCISES]
-    invalid = sandbox.SubmissionError("invalid", problem) if problem else None
+    invalid = SubmissionError("invalid", problem) if problem else None
     config.stash[_UNGRADABLE] = {exercise.module: error for exercise in exercises
                                  if (error := invalid or _ungradable(folder, exercise, shown))}
     config.stash[_NEEDS] = {exercise.module: needs_of(folder, exercise) for exercise in exercises}
-    sandbox.preload(servers_needed(folder, exercises) if not problem else "numpy")
+    servers.preload(servers_needed(folder, exercises) if not problem else "numpy")
     if config.getoption("require_isolation"):  # otherwise the first learner's worker reports what holds
         config.stash[SESSION].probe()
     config.stash[_STARTED] = time.monotonic()
@@ -149,7 +149,7 @@ def begin_submission(config, folder: Path, problem: str = "", shown: str | None 
 
 def servers_needed(folder: Path, exercises: list[registry.Exercise]) -> str:
     """The fork server the started exercises of ``folder`` need (the richest of their needs)."""
-    kinds = list(sandbox.SERVER_KINDS)
+    kinds = list(servers.SERVER_KINDS)
     return max((needs_of(folder, e) for e in exercises if _ungradable(folder, e) is None), key=kinds.index,
                default="numpy")
 
@@ -160,7 +160,7 @@ def needs_of(folder: Path, exercise: registry.Exercise) -> str:
 
     Any other library is imported by the worker itself, within the import's time limit.
     """
-    kinds = list(sandbox.SERVER_KINDS)
+    kinds = list(servers.SERVER_KINDS)
     used = inspection.libraries_used(folder, exercise.module)
     return max([exercise.needs, *(kind for kind in kinds if kind in used)], key=kinds.index)
 
@@ -176,7 +176,7 @@ def end_submission(config) -> SubmissionResult:
     return result
 
 
-def _ungradable(folder: Path, exercise: registry.Exercise, shown: str | None = None) -> sandbox.SubmissionError | None:
+def _ungradable(folder: Path, exercise: registry.Exercise, shown: str | None = None) -> SubmissionError | None:
     """Why none of an exercise's checks needs to run, found without running anything: no file, or stubs only.
 
     A learner starts one exercise at a time; the ones not started cost
@@ -185,10 +185,10 @@ def _ungradable(folder: Path, exercise: registry.Exercise, shown: str | None = N
     path = folder / f"{exercise.module}.py"
     label = f"{exercise.module}.py"
     if not path.is_file():
-        return sandbox.SubmissionError("missing", f"there is no {label} in {shown or folder}: put your file there, or "
+        return SubmissionError("missing", f"there is no {label} in {shown or folder}: put your file there, or "
                                        "check the folder name", f"importing {label}")
     if inspection.untouched(path, exercise.functions):
-        return sandbox.SubmissionError("not_implemented", "", f"{label}: every function")
+        return SubmissionError("not_implemented", "", f"{label}: every function")
     return None
 
 
@@ -221,7 +221,7 @@ def _report_verdicts_plainly(item):
     traceback_report = item.repr_failure
 
     def repr_failure(excinfo, *args, **kwargs):
-        if isinstance(excinfo.value, (CheckFailure, sandbox.SubmissionError)):
+        if isinstance(excinfo.value, (CheckFailure, SubmissionError)):
             return str(excinfo.value)
         return traceback_report(excinfo, *args, **kwargs)
 
@@ -237,7 +237,7 @@ def pytest_runtest_makereport(item, call):
     message, kind = "", ""
     if call.excinfo is not None:
         error = call.excinfo.value
-        if isinstance(error, (CheckFailure, sandbox.SubmissionError)):
+        if isinstance(error, (CheckFailure, SubmissionError)):
             message, kind = str(error), getattr(error, "kind", "")
             kind = _STATUS_KINDS.get(kind, kind)
         elif report.skipped:
@@ -282,7 +282,7 @@ def _record(item, outcome: str, message: str, error: str = "", printed: str = ""
     )
 
 
-def learners_paths(text: str, session: sandbox.Session) -> str:
+def learners_paths(text: str, session: Session) -> str:
     """``text`` with the paths of the grader's private copies put back as the learner's own folders.
 
     A warning or a traceback printed by learner code names the file it ran
@@ -296,7 +296,7 @@ def learners_paths(text: str, session: sandbox.Session) -> str:
     return text
 
 
-def _printed(calls: sandbox.PrintLog) -> str:
+def _printed(calls: PrintLog) -> str:
     text = "\n".join(f"{label} printed:\n{output}" for label, output in calls)
     if getattr(calls, "dropped", 0):
         text += f"\n... ({calls.dropped} more calls printed something: more than the grader keeps for one check)"
@@ -309,20 +309,6 @@ def pytest_sessionfinish(session):
     session.config.stash[SESSION].close()
 
 
-def pytest_terminal_summary(terminalreporter, config):
-    result = config.stash[RESULT]
-    if result.exercises and config.getini("softlookup_table"):
-        from rich.console import Console
-
-        from grader.engine.results import render
-
-        table = io.StringIO()
-        # force_jupyter=False: inside a notebook kernel rich would display the table as cell output.
-        render(result, Console(file=table, force_terminal=terminalreporter.hasmarkup, force_jupyter=False,
-                               width=shutil.get_terminal_size().columns))
-        terminalreporter.write("\n" + table.getvalue())
-
-
 # -- fixtures -----------------------------------------------------------------------
 
 
@@ -331,27 +317,27 @@ def submission(request):
     config = request.config
     folder = Path(config.getoption("submission")).resolve()
 
-    def limits_for(module: str) -> sandbox.Limits:
+    def limits_for(module: str) -> Limits:
         exercise = registry.exercise(module)
-        return sandbox.Limits(time=config.getoption("time_limit") or exercise.time_limit,
+        return Limits(time=config.getoption("time_limit") or exercise.time_limit,
                               memory=int((config.getoption("memory_limit") or options.MEMORY_LIMIT) * 2**20),
                               needs=config.stash.get(_NEEDS, {}).get(module, exercise.needs))
 
-    return sandbox.Namespace(config.stash[SESSION], str(folder), limits_for)
+    return Namespace(config.stash[SESSION], str(folder), limits_for)
 
 
 @pytest.fixture(scope="session")
 def reference(request):
     folder = Path(request.config.getoption("solutions") or registry.KIT_ROOT / "solutions").resolve()
 
-    def limits_for(module: str) -> sandbox.Limits:
+    def limits_for(module: str) -> Limits:
         return dataclasses.replace(KIT_LIMITS, needs=registry.exercise(module).needs)
 
-    return sandbox.Namespace(request.config.stash[SESSION], str(folder), limits_for, trusted=True)
+    return Namespace(request.config.stash[SESSION], str(folder), limits_for, trusted=True)
 
 
 @pytest.fixture(scope="session")
 def kit(request):
-    namespace = sandbox.Namespace(request.config.stash[SESSION], None, lambda module: KIT_LIMITS, package=registry.KIT_PACKAGE,
+    namespace = Namespace(request.config.stash[SESSION], None, lambda module: KIT_LIMITS, package=registry.KIT_PACKAGE,
                                   trusted=True)
     return ground_truth.for_checks(namespace, request.config)

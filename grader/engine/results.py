@@ -1,9 +1,10 @@
-"""The result model: check -> exercise -> submission, and every format made from it.
+"""The result model: check -> exercise -> submission, the one thing every format is made from.
 
-The pytest plugin fills it in; the terminal table, the notebook's HTML table,
-Gradescope's results.json and anything added later are functions of a
-:class:`SubmissionResult` and nothing else. The two tables share their words
-(:func:`summary`, :func:`verdict`, :class:`Problem`) and differ only in markup.
+The pytest plugin fills it in (or :func:`crashed`, for a submission whose
+grading stopped); the terminal table, the notebook's HTML table,
+Gradescope's results.json, the gradebook and anything added later are
+functions of a :class:`SubmissionResult` and nothing else: they live in
+:mod:`grader.reports`.
 
 Two rules hold for every format. What a student sees goes through
 :func:`redacted` (one function, so results.json, feedback.md and
@@ -13,7 +14,7 @@ printed during it. And every text is made :func:`encodable` before it is
 written (a lone surrogate from a student's exception message cannot stop a
 file or a terminal): :func:`write_atomically` writes UTF-8 with anything
 unencodable shown as a backslash escape, and the renderers clean the model
-first.
+first (:func:`cleaned`).
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ import os
 import tempfile
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-
-from grader.engine import markup
 
 STATUSES = ["ok", "timeout", "memory", "crashed", "missing", "invalid"]  # from best to worst
 ERROR_STATUS = {"timeout": "timeout", "memory": "memory", "crash": "crashed", "exit": "crashed",
@@ -140,6 +139,22 @@ class SubmissionResult:
         exercise.checks.append(check)
 
 
+def crashed(submission: str, exercises, reason: str) -> SubmissionResult:
+    """The result of a submission whose grading stopped: every exercise lost, with the reason (one line).
+
+    Recorded in place of the grading (a batch's rerun does not try the student again; ``--force`` does),
+    and written to every format like any other result. One failed entry per exercise (of
+    :class:`grader.engine.registry.Exercise`) carries all of its points, so the maximum stays the class's.
+    """
+    result = SubmissionResult(submission)
+    for exercise in exercises:
+        result.add(CheckResult(exercise=exercise.module, check="grading", case="", title="Graded to the end",
+                               outcome="failed", points=0.0, max_points=float(exercise.max_points),
+                               message=f"the grading of this submission stopped: {reason}", error="crash"),
+                   exercise.title)
+    return result
+
+
 # What a failed hidden check tells the student, by why it failed (CheckResult.error): words of the kit only.
 HIDDEN_FEEDBACK = ("differs from the reference on inputs that stay hidden: test your function on inputs "
                    "of your own (other shapes, other values) against what its docstring promises")
@@ -210,42 +225,6 @@ def redacted(result: SubmissionResult) -> SubmissionResult:
     return copy
 
 
-def gradescope(result: SubmissionResult) -> dict:
-    """Gradescope's results.json: one test per check, its cases added up, :func:`redacted`.
-
-    Hidden checks are shown once grades are published ("after_published").
-    Whoever runs ``softlookup check --json`` with the reference solutions
-    sees the hidden checks' messages in the terminal table; the file, which
-    is Gradescope's and so the student's, is redacted wherever it is made.
-    """
-    result = redacted(result)
-    tests = []
-    for exercise in result.exercises:
-        for (name, hidden), cases in exercise.grouped().items():
-            failures = [c for c in cases if c.outcome == "failed"]
-            skips = [c for c in cases if c.outcome == "skipped"]
-            lines = [f"[{c.case}] {c.message}" if c.case else c.message for c in failures + skips]
-            lines = list(dict.fromkeys(lines))  # a redacted hidden check says it once, not once per case
-            lines += [failures[0].printed] if failures and failures[0].printed else []
-            tests.append({
-                "name": f"{exercise.name}: {cases[0].title or name}",
-                "score": round(sum(c.points for c in cases), 4),
-                "max_score": round(sum(c.max_points for c in cases), 4),
-                "output": "\n".join(lines) if lines else "Passed.",
-                "visibility": "after_published" if hidden else "visible",
-            })
-    return {
-        "score": round(result.score, 4),
-        "max_score": round(result.max_score, 4),
-        "execution_time": round(result.seconds, 3),
-        "tests": tests,
-    }
-
-
-def write_gradescope(result: SubmissionResult, path: Path):
-    write_atomically(path, json.dumps(gradescope(result), indent=2) + "\n")
-
-
 def write_atomically(path: Path, text: str):
     """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of one.
 
@@ -264,168 +243,3 @@ def write_atomically(path: Path, text: str):
     except BaseException:
         os.unlink(temporary)
         raise
-
-
-def render(result: SubmissionResult, console) -> None:
-    """The terminal report: a table per exercise, then each failed check's first message.
-
-    Into a pipe (no terminal) rich would wrap everything at 80 columns, in the
-    middle of a verdict; there every table and message is printed whole, one
-    line each, and whatever reads the pipe decides how to wrap.
-    """
-    from rich.markup import escape
-    from rich.table import Table
-
-    result = cleaned(result)  # a terminal cannot take a lone surrogate either
-    if result.unprotected:
-        console.print(f"[yellow]Learner code ran without: {escape('; '.join(result.unprotected))}.[/]")
-    for exercise in result.exercises:
-        # One line when one thing explains every failure, so a first run reads as a to-do list.
-        heading = f"[bold]{exercise.name}.py[/]: {escape(exercise.title)}: [bold]0/{_fmt(exercise.max_score)}[/] points"
-        if (line := summary(exercise)) == "not started":
-            _print_whole(console, f"{heading}, not started [dim](stuck? softlookup hint {exercise.name})[/]")
-            continue
-        if line:
-            _print_whole(console, f"{heading}: [red]{markup.rich(line)}[/]")
-            continue
-        table = Table(title=f"{exercise.name}.py: {escape(exercise.title)}", title_justify="left")
-        table.add_column("check")
-        table.add_column("points", justify="right")
-        table.add_column("result")
-        problems = {}
-        for (name, hidden), cases in exercise.grouped().items():
-            earned, possible = sum(c.points for c in cases), sum(c.max_points for c in cases)
-            failed = [c for c in cases if c.outcome == "failed"]
-            problems[name] = failed or [c for c in cases if c.outcome == "skipped"]
-            label = markup.rich(cases[0].title or name) + (" [dim](hidden)[/]" if hidden else "")
-            table.add_row(label, f"{_fmt(earned)}/{_fmt(possible)}", _verdict(cases))
-        _print_whole(console, table)
-        _print_whole(console, f"  [bold]{_fmt(exercise.score)}/{_fmt(exercise.max_score)}[/] points, {exercise.status}")
-        for name, cases in problems.items():
-            if cases:
-                _print_whole(console, _first_problem(name, cases))
-                if cases[0].printed:  # what the learner's own prints said while the check ran
-                    _print_whole(console, _indented(cases[0].printed))
-        console.print()
-    _print_whole(console, f"[bold]Total: {_fmt(result.score)}/{_fmt(result.max_score)}[/] ({result.seconds:.1f} s)")
-
-
-def verdict(cases: list[CheckResult]) -> tuple[str, str]:
-    """A check's result in words that cannot be misread ("2 of 3 cases passed", not "failed 2/3"), and its colour."""
-    passed = sum(c.passed for c in cases)
-    if all(c.outcome == "skipped" for c in cases):
-        return "skipped", "yellow"
-    if passed == len(cases):
-        return "passed", "green"
-    if len(cases) == 1:
-        return "failed", "red"
-    return f"{passed} of {len(cases)} cases passed", "red"
-
-
-def _verdict(cases: list[CheckResult]) -> str:
-    words, colour = verdict(cases)
-    return f"[{colour}]{words}[/]"
-
-
-@dataclass
-class Problem:
-    """The first failing case of a check, once, with how many cases repeat it and how many fail otherwise."""
-
-    check: str
-    first: CheckResult
-    cases: list[str]  # the cases that share its message
-    others: int  # cases that fail with other messages
-
-    @classmethod
-    def of(cls, name: str, cases: list[CheckResult]) -> "Problem":
-        first = cases[0]
-        same = [c for c in cases if c.message == first.message]
-        return cls(name, first, [c.case for c in same] if first.case else [], len(cases) - len(same))
-
-
-def _first_problem(name: str, cases: list[CheckResult]) -> str:
-    from rich.markup import escape
-
-    problem = Problem.of(name, cases)
-    mark = "[yellow]○" if problem.first.outcome == "skipped" else "[red]✗"
-    where = f" \\[{escape(', '.join(problem.cases))}]" if problem.cases else ""
-    repeated = f" (× {len(problem.cases)} cases)" if len(problem.cases) > 1 else ""
-    others = problem.others
-    otherwise = (f" [dim](and {others} more case{'s' * (others > 1)} with other messages: --cases {name} shows "
-                 "every one)[/]") if others else ""
-    return f"  {mark} {name}{where}{repeated}[/]: {markup.rich(problem.first.message)}{otherwise}"
-
-
-def summary(exercise: ExerciseResult) -> str:
-    """One line that explains the whole exercise, when there is one: "not started", or the one shared failure."""
-    if exercise.status == "not started":
-        return "not started"
-    if exercise.score == 0 and len(shared := {c.message for c in exercise.checks if c.outcome == "failed"}) == 1:
-        return shared.pop()
-    return ""
-
-
-def html(result: SubmissionResult, total_first: bool = False) -> str:
-    """The terminal report's content as HTML, for a notebook: the same verdicts, problems and totals.
-
-    The total comes last, as in the terminal, or first (``total_first``), as a page of feedback opens.
-    """
-    from html import escape
-
-    colours = {"green": "#1a7f37", "red": "#cf222e", "yellow": "#9a6700"}
-    result = cleaned(result)
-    parts = []
-    for exercise in result.exercises:
-        heading = (f"<b>{escape(exercise.name)}</b>: {escape(exercise.title)}: "
-                   f"<b>{_fmt(exercise.score)}/{_fmt(exercise.max_score)}</b> points")
-        if (line := summary(exercise)) == "not started":
-            parts.append(f"<p>{heading}, not started (stuck? <code>softlookup hint {escape(exercise.name)}</code>)</p>")
-            continue
-        if line:
-            parts.append(f'<p>{heading}: <span style="color:{colours["red"]}">{markup.html(line)}</span></p>')
-            continue
-        rows = []
-        for (name, hidden), cases in exercise.grouped().items():
-            words, colour = verdict(cases)
-            problems = [c for c in cases if c.outcome == "failed"] or [c for c in cases if c.outcome == "skipped"]
-            message = ""
-            if problems:
-                problem = Problem.of(name, problems)
-                where = f"[{escape(', '.join(problem.cases))}] " if problem.cases else ""
-                message = where + markup.html(problem.first.message) + (f" (and {problem.others} more)" if problem.others else "")
-            label = markup.html(cases[0].title or name) + (" <i>(hidden)</i>" if hidden else "")
-            earned, possible = sum(c.points for c in cases), sum(c.max_points for c in cases)
-            rows.append(f'<tr><td style="text-align:left">{label}</td><td>{_fmt(earned)}/{_fmt(possible)}</td>'
-                        f'<td style="color:{colours[colour]}">{words}</td><td style="text-align:left">{message}</td></tr>')
-        parts.append(f"<p>{heading}, {exercise.status}</p><table><thead><tr><th style=\"text-align:left\">check</th>"
-                     "<th>points</th><th>result</th><th style=\"text-align:left\">what went wrong</th></tr></thead>"
-                     f"<tbody>{''.join(rows)}</tbody></table>")
-    total = f"<p><b>Total: {_fmt(result.score)}/{_fmt(result.max_score)}</b> ({result.seconds:.1f} s)</p>"
-    return "\n".join([total, *parts] if total_first else [*parts, total])
-
-
-def _indented(printed: str) -> str:
-    from rich.markup import escape
-
-    return "\n".join(f"      [dim]{escape(line)}[/]" for line in printed.splitlines())
-
-
-def _print_whole(console, renderable) -> None:
-    """Print without rich's wrapping when there is no terminal: a pipe gets whole lines."""
-    if console.is_terminal:
-        console.print(renderable)
-    elif isinstance(renderable, str):
-        console.print(renderable, soft_wrap=True)
-    else:
-        from rich.measure import Measurement
-
-        width = console.width
-        console.width = max(width, Measurement.get(console, console.options.update_width(10**4), renderable).maximum)
-        try:
-            console.print(renderable)
-        finally:
-            console.width = width
-
-
-def _fmt(points: float) -> str:
-    return f"{points:g}" if abs(points - round(points)) < 1e-9 else f"{points:.2f}"

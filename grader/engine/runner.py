@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import plugin, registry, sandbox
-from grader.engine.options import Options
+from grader.engine import plugin, registry, servers
+from grader.engine.options import Options, stay_offline
 from grader.engine.results import SubmissionResult
 
 # pytest's own plugins that the judge has no use for (several cost time on every check).
@@ -28,7 +28,7 @@ UNUSED_PLUGINS = ("cacheprovider", "logging", "warnings", "faulthandler", "unrai
 # name, no folder put on sys.path, no assertion rewriting (the checks report through grader.engine.judge).
 PYTEST_ARGS = ["-c", str(registry.CHECKS_DIR / "pytest.ini"), f"--rootdir={registry.CHECKS_DIR}", "--noconftest",
                "-p", "grader.engine.plugin", "--import-mode=importlib", "--assert=plain", "-o", "addopts=",
-               "-o", "softlookup_table=false", *[arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")]]
+               *[arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")]]
 
 
 def pytest_args(exercises: list[registry.Exercise], options: Options) -> list[str]:
@@ -43,9 +43,9 @@ def run_checks(folder: Path, exercises: list[registry.Exercise], options: Option
 
     Raises RuntimeError, in one line, when the checks cannot run at all (pytest's usage errors included).
     """
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # grading never downloads: fail at once, never retry
+    stay_offline()
     # The fork servers start now, so that their imports (seconds, for torch) overlap pytest's start-up.
-    sandbox.preload(plugin.servers_needed(Path(folder), exercises))
+    servers.preload(plugin.servers_needed(Path(folder), exercises))
     args = [*pytest_args(exercises, options), f"--submission={folder}"]
     capture, output = _Capture(), io.StringIO()
     with plugins_named_only():

@@ -29,7 +29,8 @@ from pathlib import Path
 
 from grader.engine import notebooks, registry
 from grader.engine.options import Options
-from grader.engine.results import SubmissionResult, html
+from grader.engine.results import SubmissionResult
+from grader.reports.html_table import html
 
 KIT_MODULES = ("grader", "softlookup")
 IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}

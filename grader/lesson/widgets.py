@@ -15,7 +15,7 @@ from html import escape
 
 import numpy as np
 
-from grader.engine import markup
+from grader.reports import markup
 from grader.lesson import explore, lesson
 
 COLOURS = {"exact": "#8c8c8c", "nearest": "#e07b00", "soft": "#1f5fbf"}

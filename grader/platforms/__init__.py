@@ -6,8 +6,8 @@ platform lays it out its own way, and each module here reads one layout
 :mod:`.gradescope`, :mod:`.github_classroom`, and :mod:`.folders`, one folder
 or zip per student, which is also what a folder matching no platform is read
 as) and, where the platform takes one back, writes its gradebook import.
-:mod:`.detect` picks the layout. Every layout gives the same :class:`Student`
-records and names every entry it leaves out, with why: an instructor never
+:mod:`.detect` picks the layout. Every layout gives the same
+:class:`~grader.engine.intake.Student` records and names every entry it leaves out, with why: an instructor never
 loses a student without a word.
 
 What is read from an export is the students' text (file names, names in a
@@ -18,36 +18,10 @@ escapes names as it escapes any text a student wrote.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-# What tools leave beside submissions: never a student, so left out (and named in one line before grading).
-LITTER = {".DS_Store", "__MACOSX", ".Trashes", ".Spotlight-V100", ".fseventsd", ".TemporaryItems", "Thumbs.db",
-          "desktop.ini", ".ipynb_checkpoints", ".git", ".gitignore", ".gitattributes", ".svn", ".hg"}
-NAME_BYTES = 255  # the longest file name a file system takes
-
-
-@dataclass
-class Student:
-    """One student as the batch grades them: where their work lies and who they are.
-
-    ``path`` is their folder or zip. A platform that exports one flat folder
-    of files (Canvas, Blackboard, Moodle's flat download) gives ``files``
-    instead, each file under the name the student gave it, and no ``path``:
-    the batch grades a folder made of those files alone, empty for a student
-    with none. ``problem`` says why the submission cannot be graded at all.
-    ``name``, ``email`` and ``late`` are what the export says, where it says it.
-    """
-
-    id: str  # clean and printable: the platform's user id, username or the folder's name
-    path: str  # "" for a student of a flat export
-    problem: str = ""
-    zipped: bool = False  # path is a .zip to unpack
-    name: str = ""
-    email: str = ""
-    late: bool = False
-    files: dict[str, str] = field(default_factory=dict)  # name to grade the file under -> where it is
-
+from grader.engine.intake import NAME_BYTES, Student, escaped, is_litter
 
 @dataclass
 class Intake:
@@ -78,23 +52,10 @@ def _counted(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
-def escaped(text: str) -> str:
-    """``text`` with every character that does not print (controls, lone surrogates) shown as \\xNN.
-
-    What is left is printable and encodable as UTF-8: fit for any file and any terminal.
-    """
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
-
-
 def printable(name: str) -> str:
     """A file name as a student id safe for a CSV cell and a folder: bytes that are not UTF-8, and
     characters that do not print, shown as \\xNN."""
     return escaped(os.fsencode(name).decode("utf-8", errors="backslashreplace"))
-
-
-def is_litter(name: str) -> bool:
-    """Whether an entry of the submissions folder is what a tool leaves there (macOS's ``._x`` included)."""
-    return name in LITTER or name.startswith("._")
 
 
 LITTER_REASON = "left by a tool, not a student"

@@ -27,7 +27,8 @@ import os
 import re
 from pathlib import Path
 
-from grader.platforms import Student, link_problem, plain_name, printable
+from grader.engine.intake import Student
+from grader.platforms import link_problem, plain_name, printable
 
 NAME = "blackboard"
 TITLE = "Blackboard export"

@@ -16,8 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from grader.platforms import (Intake, Student, blackboard, canvas, folders, github_classroom, gradescope, listing,
-                              moodle)
+from grader.engine.intake import Student
+from grader.platforms import Intake, blackboard, canvas, folders, github_classroom, gradescope, listing, moodle
 
 PLATFORMS = (gradescope, canvas, moodle, blackboard, github_classroom)  # on a tie, the first
 LAYOUTS = {platform.NAME: platform for platform in (*PLATFORMS, folders)}

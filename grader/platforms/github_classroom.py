@@ -18,7 +18,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from grader.platforms import Student, link_problem, printable
+from grader.engine.intake import Student
+from grader.platforms import link_problem, printable
 
 NAME = "github-classroom"
 TITLE = "GitHub Classroom repositories"

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import yaml  # already installed with nbgrader and transformers; declared in pyproject all the same
 
-from grader.platforms import Student, link_problem, printable
+from grader.engine.intake import Student
+from grader.platforms import link_problem, printable
 
 NAME = "gradescope"
 TITLE = "Gradescope export"

@@ -34,7 +34,8 @@ from pathlib import Path
 
 from grader.reports import inert
 from grader.engine.results import SubmissionResult
-from grader.platforms import Student, link_problem, plain_name, printable
+from grader.engine.intake import Student
+from grader.platforms import link_problem, plain_name, printable
 
 NAME = "moodle"
 TITLE = "Moodle export"

@@ -32,12 +32,14 @@ from grader.usage import UsageError
 # The grader package's files that learners get.
 SHIPPED = [
     "__init__.py", "cli.py", "usage.py",
-    *[f"engine/{name}.py" for name in ("__init__", "codec", "confine", "edition", "ground_truth", "judge",
-                                        "inspection", "markup", "notebooks", "options", "plugin", "registry",
-                                        "results", "runner", "sandbox", "views", "worker", "zygote")],
+    *[f"engine/{name}.py" for name in ("__init__", "codec", "confine", "edition", "errors", "ground_truth",
+                                        "inspection", "intake", "judge", "notebooks", "options", "plugin", "proxies",
+                                        "registry", "results", "runner", "servers", "session", "slot", "worker",
+                                        "zygote")],
+    *[f"reports/{name}.py" for name in ("__init__", "classroom", "gradescope", "html_table", "markup",
+                                         "pytest_table", "terminal", "verdicts")],
     *[f"warm/{name}.py" for name in ("__init__", "client", "place", "server")],
     *[f"commands/{name}.py" for name in ("__init__", "check", "fetch", "hint")],
-    "releases/__init__.py", "releases/classroom.py",
     *[f"lesson/{name}.py" for name in ("__init__", "explore", "kernel", "lesson", "models", "widgets")],
     "checks/__init__.py", "checks/exercises.toml", "checks/fixtures.py", "checks/pytest.ini", "checks/public",
     "data/gpt2",
@@ -65,7 +67,10 @@ KEPT_BACK = {
     **{f"platforms/{name}.py": "reads course platforms' exports for softlookup grade and writes their imports"
        for name in ("__init__", "detect", "folders", "canvas", "moodle", "blackboard", "gradescope",
                     "github_classroom")},
-    **{f"reports/{name}.py": "the class summary of softlookup grade" for name in ("__init__", "summary")},
+    "reports/summary.py": "the class summary of softlookup grade",
+    "engine/batch.py": "the judges of softlookup grade, which grade a class with the hidden checks",
+    "releases/__init__.py": "the releases: they read solutions/",
+    "releases/classroom.py": "the GitHub Classroom workflow, written into this bundle by the release",
 }
 DEPENDENCIES = ["numpy", "pytest", "rich", "torch", "transformers", "matplotlib", "jupyterlab", "ipykernel",
                 "ipywidgets", "nbformat", "nbclient"]

@@ -1,4 +1,4 @@
-"""GitHub Classroom: the workflow a student bundle carries, and the points in the form Classroom reads.
+"""GitHub Classroom: the workflow a student bundle carries.
 
 Classroom's autograding reads a workflow named "Autograding Tests" whose one
 job is "run-autograding-tests". Its last step, the
@@ -7,18 +7,12 @@ runner's result from ``<RUNNER>_RESULTS`` (base64-encoded JSON: ``status``,
 ``max_score``, ``tests`` with a ``score`` each), adds the scores up and posts
 "Points X/Y" as a notice, which is what Classroom records. The kit's runner
 is one step: ``softlookup check --json`` writes Gradescope's results.json,
-and ``python -m grader.releases.classroom results.json`` turns it into that result.
+and ``python -m grader.reports.classroom results.json`` turns it into that result
+(:mod:`grader.reports.classroom`).
 These are the public checks only, the ones a student bundle has.
 """
 
 from __future__ import annotations
-
-import base64
-import json
-import sys
-from pathlib import Path
-
-from grader.usage import UsageError, run
 
 WORKFLOW = """\
 # GitHub Classroom runs this on every push and records the points that the reporter's last line gives.
@@ -54,7 +48,7 @@ jobs:
         # Exit status 1 means "below full marks", which is a result; anything else is a failure to grade.
         run: |
           softlookup check --json results.json || [ $? -eq 1 ]
-          echo "result=$(python -m grader.releases.classroom results.json)" >> "$GITHUB_OUTPUT"
+          echo "result=$(python -m grader.reports.classroom results.json)" >> "$GITHUB_OUTPUT"
       - name: Autograding Reporter
         uses: classroom-resources/autograding-grading-reporter@v1
         env:
@@ -67,36 +61,3 @@ jobs:
 def workflow(python: str, torch: str) -> str:
     """The workflow, with the Python and torch versions the bundle's answers were recorded with."""
     return WORKFLOW.format(python=python, torch=torch)
-
-
-def runner_result(results: dict) -> dict:
-    """Gradescope's results.json as the reporter's runner result: one test per check, its points kept."""
-    tests = [{
-        "name": test["name"],
-        "status": "pass" if test["score"] >= test["max_score"] - 1e-9 else "fail",
-        "score": test["score"],
-        "message": test.get("output", ""),
-        "line_no": 0,
-    } for test in results["tests"] if test["max_score"] > 0]
-    return {
-        "version": 1,
-        "status": "pass" if all(test["status"] == "pass" for test in tests) else "fail",
-        "max_score": results["max_score"],
-        "tests": tests,
-    }
-
-
-def encoded(result: dict) -> str:
-    return base64.b64encode(json.dumps(result).encode()).decode("ascii")
-
-
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if len(argv) != 1:
-        raise UsageError("give one argument: the results.json that softlookup check --json wrote")
-    print(encoded(runner_result(json.loads(Path(argv[0]).read_text()))))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(run(main, sys.argv[1:], "python -m grader.releases.classroom"))

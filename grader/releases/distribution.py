@@ -37,6 +37,7 @@ softlookup = "grader.cli:main"
 
 [project.entry-points.pytest11]
 softlookup = "grader.engine.plugin"
+softlookup-table = "grader.reports.pytest_table"
 
 [tool.setuptools]
 py-modules = {modules}

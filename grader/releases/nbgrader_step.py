@@ -22,7 +22,8 @@ from grader.engine.options import Options
 from grader.engine.runner import run_checks
 from grader.engine.results import redacted
 from grader.engine import notebooks, registry
-from grader.engine.results import CheckResult, SubmissionResult, verdict
+from grader.engine.results import CheckResult, SubmissionResult
+from grader.reports.verdicts import verdict
 
 CHECK_PREFIX = "check-"  # a test cell's grade_id is "check-<check>" (grader.releases.nbgrader_course)
 

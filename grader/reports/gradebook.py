@@ -31,7 +31,10 @@ import os
 from pathlib import Path
 
 from grader.engine.results import redacted
-from grader.engine.results import SubmissionResult, cleaned, encodable, gradescope, verdict, write_atomically
+from grader.engine.results import SubmissionResult, cleaned, encodable, write_atomically
+from grader.reports.gradescope import gradescope
+from grader.reports.html_table import html as table
+from grader.reports.verdicts import verdict
 from grader.reports import summary
 from grader.reports.inert import csv_text, fenced, html_page, inline, points
 
@@ -118,7 +121,6 @@ def markdown(result: SubmissionResult, student: str) -> str:
 def feedback_html(result: SubmissionResult, student: str) -> str:
     """The feedback as a page: the total first, as in feedback.md, then the notebook's table,
     :func:`~grader.engine.results.redacted`, every text escaped."""
-    from grader.engine.results import html as table
 
     return html_page(f"Feedback for {encodable(student)}", table(redacted(result), total_first=True))
 

@@ -13,7 +13,7 @@ from grader.engine import judge
 from grader.lesson import lesson
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.engine.codec import ModelSpec
-from grader.engine.sandbox import SubmissionError
+from grader.engine.errors import SubmissionError
 
 # Each shape of lesson.TINY_SHAPES: a head size, head count or layer count written in as a number fails one.
 MODELS = {shape: ModelSpec(kind="tiny", seed=0, head="lm", shape=shape) for shape in lesson.TINY_SHAPES}

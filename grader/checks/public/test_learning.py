@@ -13,7 +13,7 @@ import pytest
 
 from grader.engine import judge
 from grader.lesson import lesson
-from grader.engine.sandbox import SubmissionError
+from grader.engine.errors import SubmissionError
 
 BEDROOMS, PRICES = np.array(lesson.BEDROOMS), np.array(lesson.PRICES)
 NINE_QUERIES = np.arange(1.0, 5.01, 0.5)  # 1, 1.5, ..., 5

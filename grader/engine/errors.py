@@ -1,0 +1,90 @@
+"""Why a call into learner code gave no value, in words a learner understands, and the kit's own failures.
+
+Every failure on the judge's side of the boundary is one of two kinds. A
+:class:`SubmissionError` is the learner's: their code raised, hung, crashed,
+was refused something by the confinement, or could not be found; its
+:meth:`~SubmissionError.explain` is the sentence a check's verdict quotes. A
+:class:`KitError` is the grader's (a reference solution or the kit's GPT-2
+failed, a worker could not start): never blamed on the learner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from grader.engine import codec
+
+ERROR_KINDS = {"not_implemented", "exception", "syntax", "exit", "memory", "encoding", "refused", "hung"}
+
+
+@dataclass
+class SubmissionError(Exception):
+    """A call into learner code did not return a value; ``kind`` says why."""
+
+    kind: str  # one of ERROR_KINDS, or timeout, budget, crash, missing, invalid
+    message: str
+    label: str = "your code"  # "lookup.soft_lookup()" or "importing lookup.py"
+    where: tuple | None = None  # (file, line, code) in the learner's files
+    output: str = ""  # what the call printed, if anything
+
+    def __str__(self):
+        return self.explain()
+
+    def explain(self) -> str:
+        return codec.clean_text(self._explained(), 5000)  # paths and labels too: every part must be encodable
+
+    def _explained(self) -> str:
+        name = self.label
+        place = ""
+        if self.where:
+            file, line, code = self.where
+            place = f" at {file} line {line}" + (f": `{code}`" if code else "")
+        if self.kind == "not_implemented":
+            return f"{name} is not implemented yet (it still raises NotImplementedError)."
+        if self.kind == "timeout":
+            return f"{name} ran past its {self.message} time limit: is there a loop that never ends?"
+        if self.kind == "hung":
+            verb = "calls" if self.message.endswith("()") else "imports"
+            return (f"{name} was stopped{place}: it {verb} {self.message}, which ran past its time limit earlier "
+                    f"in this grading and is not run again: fix {self.message} first")
+        if self.kind == "budget":
+            return f"{name} {self.message}"
+        if self.kind == "memory":
+            return f"{name} tried to use more memory than allowed{place}."
+        if self.kind == "exit":
+            return f"{name} tried to end the program (sys.exit({self.message})){place}; return a value instead."
+        if self.kind == "syntax":
+            return f"Python could not read your file: {self.message}{place}."
+        if self.kind in ("missing", "invalid"):
+            return f"{self.message[0].upper()}{self.message[1:]}."
+        if self.kind == "refused":
+            category, _, path = self.message.partition(": ")
+            what, why = _REFUSALS.get(category, ("was refused something", "the checks run confined"))
+            return f"{name} {what.format(path)}{place}: {why}."
+        if self.kind in ("encoding", "crash"):
+            return f"{name} {self.message}."
+        return f"{name} raised {self.message}{place}."
+
+
+# What the confinement refused, in the lesson's terms: the worker names which ("network", "process", "file: PATH").
+_REFUSALS = {
+    "network": ("tried to open a network connection",
+                "the checks run offline, so code can neither download nor send anything"),
+    "process": ("tried to start or signal another process",
+                "the checks run your functions in one process, so compute the answer in Python itself"),
+    "file": ("tried to open {}, outside its own folder",
+             "your code may read only its own folder and Python's libraries, and write only a temporary folder"),
+}
+
+
+class KitError(RuntimeError):
+    """Trusted code (a reference solution, the kit's GPT-2) failed: the grader's problem, not the learner's."""
+
+
+class IsolationError(KitError):
+    """Isolation was required and this machine does not offer all of it."""
+
+
+def hang_label(module: str, function: str) -> str:
+    """How a function that hung is named to the learner: "softmax.softmax()", or "softmax.py" for its import."""
+    return f"{module}.{function}()" if function else f"{module}.py"

@@ -1,0 +1,218 @@
+"""A grading session: everything one grading run starts, and what it knows across its submissions.
+
+A session holds the private copies of learners' folders (what their workers
+import from: links that lead outside a folder are refused before anything
+runs), the slots of every folder and module, the answers of trusted calls
+already made, the functions known to hang, and each submission's time
+budget: all of one submission's calls together share :attr:`Session.budget`,
+and once it is spent the remaining checks fail at once with a message that
+says so. Trusted calls (the reference, the kit) count against neither.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from grader.engine import codec, intake, registry
+from grader.engine.confine import Protections
+from grader.engine.errors import IsolationError, KitError, SubmissionError
+from grader.engine.options import TIME_BUDGET
+from grader.engine.slot import Limits, Slot
+
+PRINTED_LINES = 20  # lines of a call's printed output kept for the learner
+
+
+class Session:
+    """Everything one grading run starts: private copies of submissions, workers, their scratch folders.
+
+    All of it lives in one temporary folder (``softlookup-<pid>-*``) that
+    :meth:`close` removes; a later session removes any left by a run that
+    was killed outright.
+    """
+
+    def __init__(self, require_isolation: bool = False, all_output: bool = False, forbidden=()):
+        _remove_abandoned_sessions()
+        self.root = Path(tempfile.mkdtemp(prefix=f"softlookup-{os.getpid()}-"))
+        self.require_isolation = require_isolation
+        self.output_limit = 2**20 if all_output else 4000  # characters of printed output kept per call
+        # What the message of a call's printed output may take: JSON writes a character in up to 12 bytes.
+        self.output_bytes = 12 * self.output_limit + 4096
+        self.printed_lines = 10**6 if all_output else PRINTED_LINES
+        # Carved out of what learners may read, wherever they lie (the kit installed in site-packages):
+        self.forbidden = sorted({str(registry.PACKAGE_DIR), str(registry.KIT_ROOT / "solutions"),
+                                 str(registry.KIT_ROOT / "tests"),
+                                 *map(str, forbidden)})
+        self.slots: dict[tuple, Slot] = {}
+        self.copies: dict[str, str | SubmissionError] = {}
+        self.protections: Protections | None = None
+        self.printed = PrintLog(self.output_limit)  # (call, what it printed) for the check running now
+        self.last_call: tuple[str, str] | None = None  # (module, function) the check running now called last
+        self.answers: dict[str, dict] = {}  # trusted calls already made: their answers, as plain data
+        self.budget: float | None = TIME_BUDGET  # seconds for all of one submission's calls; None: no budget
+        self.spent = 0.0  # seconds the current submission's calls have taken so far
+        self.hung: dict[str, dict[tuple[str, str], SubmissionError]] = {}  # folder -> (module, function) -> error
+        self.models_needed: dict[str, set] = {}  # module -> the model specs its workers build: see Slot.models_needed
+
+    def begin_submission(self, budget: float | None = TIME_BUDGET):
+        """A new submission is graded next: its calls get a whole budget, and no function is known to hang."""
+        self.budget, self.spent = budget, 0.0
+        self.hung.clear()
+        self.printed.clear()
+
+    def budget_left(self) -> float | None:
+        return None if self.budget is None else self.budget - self.spent
+
+    def budget_spent(self, what: str) -> str:
+        return (f"{what}: this submission's calls have used up their time budget ({self.budget:g} s for all of "
+                "them together), so the checks from here on fail without running your code. Make your slowest "
+                "functions faster (the reference solutions need a few seconds for everything) and check again; "
+                "an instructor can allow more time with --time-budget SECONDS")
+
+    def check_budget(self, label: str):
+        """Raise SubmissionError ("budget") if the current submission's calls have used up its time budget."""
+        left = self.budget_left()
+        if left is not None and left <= 0:
+            raise SubmissionError("budget", self.budget_spent("was not run"), label)
+
+    def note_hang(self, slot: Slot, function: str, error: SubmissionError):
+        """Remember that ``slot``'s function ran past its limit, for every module of the same folder.
+
+        Workers of that folder started before now would still call it (through
+        ``from softmax import softmax``): they are stopped, and their next call
+        starts a worker that gets a stand-in instead (forking one takes milliseconds).
+        """
+        known = self.hung.setdefault(slot.origin, {})
+        if (slot.module, function) in known:
+            return
+        known[(slot.module, function)] = error
+        for (directory, _, trusted), other in self.slots.items():
+            if directory == slot.origin and not trusted and other.worker is not None:
+                other.stop()
+
+    def note_protections(self, plain):
+        """Record what a learner's worker reported; refuse to go on without isolation if it was required."""
+        try:
+            reported = Protections(**plain)
+        except TypeError:
+            raise KitError("a worker reported its protections in an unknown form") from None
+        if self.protections is None:
+            self.protections = reported
+        if self.require_isolation and reported.missing():
+            raise IsolationError("isolation is required and this machine lacks " + "; ".join(reported.missing()))
+
+    def trusted_answer(self, directory: str | None, module: str, function: str, args, limits: Limits):
+        """A trusted function's answer (the reference's, the kit's), computed once per session and arguments.
+
+        A class of 200 asks the reference the same hidden questions 200 times;
+        each is answered by a worker once and rebuilt from plain data after.
+        """
+        key = json.dumps([directory, module, function, codec.to_plain(list(args))], sort_keys=True)
+        if key not in self.answers:
+            try:
+                value = self.slot(directory, module, limits, trusted=True).call(function, args)
+            except SubmissionError as error:
+                raise KitError(str(error)) from None
+            self.answers[key] = codec.to_plain(value)
+        return codec.from_plain(self.answers[key])
+
+    def probe(self) -> Protections:
+        """The protections a learner's worker gets here, measured by starting one that runs nothing."""
+        if self.protections is None:
+            slot = Slot(self, None, None, "probe", Limits(), trusted=False)
+            try:
+                slot.start()
+            finally:
+                slot.stop()
+        return self.protections
+
+    def copy_of(self, directory: str) -> str:
+        """A private, read-only copy of a learner's folder: what their workers import from.
+
+        Raises SubmissionError ("invalid") for a folder with links that lead
+        outside it, or more files than any exercise needs.
+        """
+        if directory not in self.copies:
+            target = Path(tempfile.mkdtemp(prefix="submission-", dir=self.root))
+            try:
+                intake.copy_submission(Path(directory), target)
+                os.chmod(target, 0o755)
+                self.copies[directory] = str(target)
+            except SubmissionError as error:
+                self.copies[directory] = error
+        found = self.copies[directory]
+        if isinstance(found, SubmissionError):
+            raise found
+        return found
+
+    def slot(self, directory: str | None, module: str, limits: Limits, trusted: bool) -> Slot:
+        key = (directory, module, trusted)
+        if key not in self.slots:
+            if trusted or directory is None:
+                self.slots[key] = Slot(self, directory, directory, module, limits, trusted)
+            else:
+                copy = self.copy_of(directory)
+                self.slots[key] = Slot(self, copy, directory, module, limits, trusted, readable=[copy])
+        return self.slots[key]
+
+    def release(self, directory: str):
+        """Stop the workers of one learner's folder and remove its copy (the next learner's turn)."""
+        for key in [key for key in self.slots if key[0] == directory and not key[2]]:
+            self.slots.pop(key).stop()
+        self.hung.pop(directory, None)
+        copy = self.copies.pop(directory, None)
+        if isinstance(copy, str):
+            intake.remove_tree(Path(copy))
+
+    def close(self):
+        for slot in self.slots.values():
+            slot.stop()
+        self.slots.clear()
+        if self.root.exists():
+            intake.remove_tree(self.root)
+
+
+
+def _remove_abandoned_sessions():
+    """Remove the folders of sessions whose process is gone (killed before it could clean up)."""
+    for folder in Path(tempfile.gettempdir()).glob("softlookup-*-*"):
+        pid = folder.name.split("-")[1]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:
+            pass
+
+
+
+class PrintLog(list):
+    """``(call, what it printed)`` for the check running now, held to ``limit`` characters in all.
+
+    A check may call learner code hundreds of times; what it keeps of their
+    prints is bounded by the judge, whatever each call printed.
+    """
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit, self.size, self.dropped = limit, 0, 0
+
+    def add(self, label: str, text: str):
+        if self.size >= self.limit:
+            self.dropped += 1
+            return
+        if len(text) > self.limit - self.size:
+            text = text[: self.limit - self.size] + "…"
+        self.size += len(text)
+        self.append((label, text))
+
+    def clear(self):
+        super().clear()
+        self.size = self.dropped = 0
+
+

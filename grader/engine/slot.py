@@ -1,0 +1,322 @@
+"""One folder and module of a grading session: its live worker, the protocol of a call, what is known to fail.
+
+A :class:`Slot` is what ``submission.lookup`` becomes for one learner (or for
+the reference): it starts a worker forked from a fork server
+(:mod:`grader.engine.servers`), confined unless the code is the kit's, sends
+one request at a time and trusts nothing that comes back. The whole exchange
+of a call is held to its time limit (a worker that sends half a message and
+sleeps is killed like one that loops), every message is size- and
+shape-checked before it is decoded, and every field is validated and capped
+here, whatever the worker was left with: it runs learner code, which can
+change its own caps.
+
+A call that runs past its limit kills its worker; the next call gets a fresh
+one, and the function that hung is never called again for that submission,
+not even through the modules that import it (their workers get a stand-in
+for it that says so).
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import socket
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.engine import codec, registry, servers
+from grader.engine.errors import ERROR_KINDS, KitError, SubmissionError, hang_label
+from grader.engine.intake import remove_tree
+from grader.engine.zygote import START_TIMEOUT, ForkServer, ForkServerError
+
+MAX_MESSAGE = 96 * 2**20  # a 64 MB array, base64-encoded, and change
+IMPORT_TIME_LIMIT = 30.0  # seconds to import a module: a library the fork server did not preload (scipy, say) included
+MAX_LINES_COUNTED = 10**9  # a worker's count of printed lines, believed up to this
+
+
+@dataclass
+class Limits:
+    time: float = 5.0  # seconds of wall time per call, the whole exchange included
+    memory: int = 2 * 2**30  # bytes the code may allocate on top of the worker's own
+    needs: str = "numpy"  # the kind of fork server the worker comes from (servers.SERVER_KINDS)
+
+
+class Worker:
+    """A live worker: its supervisor and its own pid, its message socket and its status pipe."""
+
+    def __init__(self, server: ForkServer, settings: dict):
+        ours, theirs = socket.socketpair()
+        status, status_writer = os.pipe()
+        try:
+            self.supervisor = server.spawn(settings, [theirs.fileno(), status_writer])
+        finally:
+            theirs.close()
+            os.close(status_writer)
+        self.conn, self.status, self.pid = ours, os.fdopen(status, "rb", buffering=0), None
+        self.pid = int(self._status_line(START_TIMEOUT).removeprefix("pid "))
+
+    def _status_line(self, timeout: float) -> str:
+        """The supervisor's next line ("pid N", "exit N" or "signal N"), or "" if none comes in time."""
+        line, deadline = b"", time.monotonic() + timeout
+        while not line.endswith(b"\n") and len(line) < 64:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.status], [], [], remaining)[0]:
+                break
+            chunk = os.read(self.status.fileno(), 1)
+            if not chunk:
+                break
+            line += chunk
+        return line.decode(errors="replace").strip()
+
+    def ending(self) -> str:
+        """How the worker ended, in words, as its supervisor saw it."""
+        line = self._status_line(2.0)
+        kind, _, value = line.partition(" ")
+        if kind == "signal" and value.isdigit():
+            number = int(value)
+            name = signal.Signals(number).name if number in signal.valid_signals() else f"signal {number}"
+            why = "ran out of memory or CPU time" if number in (signal.SIGKILL, signal.SIGXCPU) else "crashed"
+            return f"{why} (the process died with {name})"
+        if kind == "exit" and value.lstrip("-").isdigit():
+            return f"ended the whole process (exit code {value}); return a value instead"
+        return "stopped answering"
+
+    def kill(self):
+        for pid in (self.pid, self.supervisor):
+            if pid:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        self.conn.close()
+        self.status.close()
+
+
+@dataclass
+class Slot:
+    """One folder-and-module pair: its live worker, and what is already known to fail."""
+
+    session: "grader.engine.session.Session"
+    directory: str | None  # what the worker imports from (a learner's private copy)
+    origin: str | None  # the folder as the learner named it, for messages
+    module: str
+    limits: Limits
+    trusted: bool
+    readable: list[str] = field(default_factory=list)
+    worker: Worker | None = None
+    scratch: Path | None = None
+    built: frozenset = frozenset()  # the models the live worker built before learner code ran
+    next_id: int = 0
+    import_error: SubmissionError | None = None
+    hung: dict = field(default_factory=dict)  # function -> the timeout error it gave (trusted slots)
+
+    def models_needed(self) -> set:
+        """Every GPT-2 (tiny or from disk) that calls into this module have needed, in this session.
+
+        A new worker builds all of them before it imports learner code; the
+        session keeps the set across a class's students, so only the first
+        student's workers restart when a check asks for a model not seen yet.
+        """
+        return self.session.models_needed.setdefault(self.module, set())
+
+    def known_hangs(self) -> dict:
+        """(module, function) -> timeout error, for every function of this slot's folder that ran past its limit.
+
+        A learner's hangs are the session's, per folder, so that every module
+        of the submission knows them; a trusted slot keeps its own.
+        """
+        if self.trusted:
+            return {(self.module, function): error for function, error in self.hung.items()}
+        return self.session.hung.get(self.origin, {})
+
+    def start(self):
+        self.scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=self.session.root))
+        self.built = frozenset(self.models_needed())
+        settings = {
+            "directory": self.directory, "scratch": str(self.scratch), "memory_limit": self.limits.memory,
+            "confined": not self.trusted, "readable": self.readable, "forbidden": self.session.forbidden,
+            "models": [codec.to_plain(spec)["model_spec"] for spec in sorted(self.built, key=repr)],
+            "output_limit": self.session.output_limit, "model_builder": registry.MODEL_BUILDER,
+            "hung": [] if self.trusted else [[module, function] for module, function in self.known_hangs()],
+        }
+        fork_server = servers.server("transformers" if self.built else self.limits.needs)
+        try:
+            self.worker = Worker(fork_server, settings)
+            ready = codec.receive(self.worker.conn, time.monotonic() + START_TIMEOUT, MAX_MESSAGE)
+        except (ForkServerError, OSError, EOFError, TimeoutError, ValueError, codec.EncodingError) as error:
+            self.stop()
+            raise KitError(f"a worker could not start ({type(error).__name__}: {error})") from None
+        if not isinstance(ready, dict) or ready.get("ready") is not True:
+            error = ready.get("error") if isinstance(ready, dict) else None
+            self.stop()
+            detail = codec.clean_text(f"{error.get('type')}: {error.get('message')}", 300) if isinstance(
+                error, dict) else "no reason given"
+            raise KitError(f"a worker could not be set up ({detail})")
+        if not self.trusted:
+            self.session.note_protections(ready.get("protections"))
+
+    def stop(self):
+        if self.worker is not None:
+            self.worker.kill()
+        if self.scratch is not None:
+            remove_tree(self.scratch)
+        self.worker = self.scratch = None
+
+    def _exchange(self, op: str, function: str, args, time_limit: float, report_arguments: bool = False) -> dict:
+        """Send one request and return the worker's validated answer, all within ``time_limit``."""
+        if self.worker is None:
+            self.start()
+        self.next_id += 1
+        request = {"id": self.next_id, "op": op, "module": self.module, "function": function,
+                   "args": codec.to_plain(list(args)), "report_arguments": report_arguments}
+        deadline = time.monotonic() + time_limit
+        stage = f"importing {self.module}.py" if op == "import" else f"running {function}()"
+        try:
+            self.worker.conn.settimeout(time_limit)
+            codec.send(self.worker.conn, request)
+            # What the call printed comes first, in a message of its own with a small bound: a worker whose
+            # cap was raised by learner code has that message dropped, and its answer still counts.
+            printed = codec.receive_or_skip(self.worker.conn, deadline, self.session.output_bytes)
+            answer = codec.receive(self.worker.conn, deadline, MAX_MESSAGE)
+        except (TimeoutError, socket.timeout):
+            self.stop()
+            raise TimeoutError from None
+        except (EOFError, ConnectionError, OSError):
+            ending = self.worker.ending()
+            self.stop()
+            raise SubmissionError("crash", f"{ending} while {stage}") from None
+        except codec.EncodingError as error:
+            self.stop()
+            raise SubmissionError("encoding", f"{error} while {stage}") from None
+        return self._validated(printed, answer)
+
+    def _validated(self, printed: tuple, answer) -> dict:
+        """The answer's fields, each of the type and size expected, or a crash if it is not our message.
+
+        ``printed`` is ``(message, size)`` as :func:`codec.receive_or_skip` read
+        it. The judge caps what it keeps itself, whatever cap the worker had:
+        the worker runs learner code, which can change its own.
+        """
+        report, size = printed
+        if not isinstance(answer, dict) or answer.get("id") != self.next_id or ("value" in answer) == (
+                "error" in answer) or (report is not None and (
+                not isinstance(report, dict) or report.get("id") != self.next_id)):
+            self.stop()
+            raise SubmissionError("crash", "sent a message the grader did not ask for")
+        if report is None:
+            printed = f"... (more than the grader keeps: {size / 2**20:.1f} MB of printed output)"
+        else:
+            output = report.get("output") if isinstance(report.get("output"), str) else ""
+            lines = report.get("lines") if type(report.get("lines")) is int else 0
+            printed = _printed(output[: self.session.output_limit], min(max(lines, 0), MAX_LINES_COUNTED),
+                               self.session.printed_lines)
+        if "value" in answer:
+            return {"value": answer["value"], "arguments": answer.get("arguments"), "output": printed}
+        error = answer["error"] if isinstance(answer["error"], dict) else {}
+        kind = error.get("kind") if error.get("kind") in ERROR_KINDS else "exception"
+        where = error.get("where")
+        if not (isinstance(where, list) and len(where) == 3 and type(where[1]) is int):
+            where = None
+        else:
+            where = (codec.clean_text(str(where[0]), 100), where[1], codec.clean_text(str(where[2]), 200))
+        text = codec.clean_text(str(error.get("message", "")), 2000)
+        if kind == "hung" and text not in {hang_label(module, function) for module, function in self.known_hangs()}:
+            kind, error = "exception", {**error, "type": "RanPastItsLimit"}  # not a function the judge stopped
+        if kind == "exception":
+            kind_name = codec.clean_text(str(error.get("type", "Exception")), 100)
+            text = f"{kind_name}: {text}" if text else kind_name
+        return {"error": SubmissionError(kind, text, where=where, output=printed), "output": printed}
+
+    # -- what checks use ----------------------------------------------------------------
+    def call(self, function: str, args: tuple, report_arguments: bool = False):
+        """Run ``module.function(*args)`` in the worker; raise SubmissionError if it fails.
+
+        With ``report_arguments``, returns ``(value, arguments)``: the arguments
+        as the call left them, for a check that the function did not change them.
+        """
+        if self.import_error is not None:
+            raise self.import_error
+        hung = self.known_hangs().get((self.module, function))
+        if hung is not None:
+            raise hung
+        module_file = os.path.join(self.directory or "", f"{self.module}.py")
+        if self.directory and not self.trusted and not os.path.isfile(module_file):
+            self.import_error = SubmissionError(
+                "missing", f"there is no {self.module}.py in {self.origin}: put your file there, or check the "
+                "folder name", f"importing {self.module}.py")
+            raise self.import_error
+        if not self.trusted:
+            self.session.check_budget(f"{self.module}.{function}()")
+            self.session.last_call = (self.module, function)
+        needed = codec.model_specs(list(args))
+        if self.worker is not None and not needed <= self.built:
+            self.stop()  # models are built before learner code runs (it could replace the builder): a new worker
+        self.models_needed().update(needed)
+        if self.worker is None:  # a fresh worker imports first, so import problems say so
+            try:
+                self._run("import", "", ())
+            except SubmissionError as error:
+                self.import_error = error
+                if error.kind == "timeout" and not self.trusted:  # the modules that import this one skip it
+                    self.session.note_hang(self, "", error)
+                raise
+        try:
+            return self._run("call", function, args, report_arguments)
+        except SubmissionError as error:
+            if error.kind == "timeout":  # one hang per function is enough to know
+                if self.trusted:
+                    self.hung[function] = error
+                else:
+                    self.session.note_hang(self, function, error)
+            raise
+
+    def _run(self, op: str, function: str, args, report_arguments: bool = False):
+        label = f"{self.module}.{function}()" if op == "call" else f"importing {self.module}.py"
+        time_limit = self.limits.time if op == "call" else max(self.limits.time, IMPORT_TIME_LIMIT)
+        if self.worker is None:  # starting a worker is the kit's work (GPT-2 small from disk included): not timed
+            self.start()
+        left = None if self.trusted else self.session.budget_left()
+        allowed = time_limit if left is None else max(min(time_limit, left), 0.01)
+        started = time.monotonic()
+        try:
+            answer = self._exchange(op, function, args, allowed, report_arguments)
+        except TimeoutError:
+            if allowed < time_limit:  # the budget ran out, not the call's own limit: it is not a hang
+                raise SubmissionError("budget", self.session.budget_spent("was stopped"), label) from None
+            raise SubmissionError("timeout", f"{time_limit:g} s", label) from None
+        except SubmissionError as error:
+            error.label = label
+            raise
+        finally:
+            if not self.trusted:
+                self.session.spent += time.monotonic() - started
+        if answer["output"]:
+            self.session.printed.add(label, answer["output"])
+        if "error" in answer:
+            error = answer["error"]
+            error.label = label
+            raise error
+        try:
+            value = codec.from_plain(answer["value"])
+            if not report_arguments:
+                return value
+            arguments = codec.from_plain(answer["arguments"])
+            if not isinstance(arguments, list) or len(arguments) != len(args):
+                raise ValueError("the arguments came back in another form")
+            return value, arguments
+        except (codec.EncodingError, KeyError, TypeError, ValueError, RecursionError) as exc:
+            raise SubmissionError("encoding", f"returned something the grader cannot read ({exc})", label) from None
+
+
+
+def _printed(output: str, lines: int, keep: int) -> str:
+    """The first ``keep`` lines a call printed, and how many more there were."""
+    kept = codec.clean_text(output, len(output)).splitlines()
+    total = max(lines, len(kept))
+    shown = kept[:keep]
+    if total > len(shown):
+        shown.append(f"... ({total - len(shown)} more lines)")
+    return "\n".join(shown)
