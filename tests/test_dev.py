@@ -17,6 +17,7 @@ import pytest
 from attacks import kit_copy, manifest
 from grader import cli
 from grader.commands import dev
+from grader.commands.dev.consistency import PLACEHOLDER
 from grader.releases.stubs import BEGIN, END
 from grader.engine import registry
 
@@ -250,8 +251,8 @@ def check_file_of_no_exercise(kit):
 @kind
 def placeholder_left(kit):
     path = kit / "grader" / "checks" / "hidden" / "test_lookup.py"
-    append(path, f"# {dev.PLACEHOLDER}: more cases\n")
-    return (f"grader/checks/hidden/test_lookup.py:{line_of(path, dev.PLACEHOLDER)}: still {dev.PLACEHOLDER}: write "
+    append(path, f"# {PLACEHOLDER}: more cases\n")
+    return (f"grader/checks/hidden/test_lookup.py:{line_of(path, PLACEHOLDER)}: still {PLACEHOLDER}: write "
             "the exercise's own text there")
 
 
@@ -276,7 +277,7 @@ def test_a_check_without_points_stops_grading_too(kit):
 def test_dev_outside_the_kits_repository_says_where_it_belongs(tmp_path, layout, expected):
     shutil.copytree(registry.PACKAGE_DIR, tmp_path / "grader", ignore=shutil.ignore_patterns("__pycache__"))
     if layout == "a student bundle":
-        (tmp_path / "grader" / "commands" / "dev.py").unlink()
+        shutil.rmtree(tmp_path / "grader" / "commands" / "dev")
     done = softlookup(tmp_path, "dev", "check")
     assert done.returncode == 2 and done.stderr.startswith(expected), done.stderr
 
@@ -404,7 +405,7 @@ def test_a_new_exercise_touches_its_own_files_and_one_registry_entry(kit):
     assert "4. softlookup release" in done.stdout
     scaffold = softlookup(kit, "dev", "check").stdout.splitlines()
     assert "assignments/demo.py: out of date: run softlookup release" in scaffold
-    assert f"solutions/demo.py:1: still {dev.PLACEHOLDER}: write the exercise's own text there" in scaffold
+    assert f"solutions/demo.py:1: still {PLACEHOLDER}: write the exercise's own text there" in scaffold
 
     for name, text in {"solutions/demo.py": SOLUTION, "grader/checks/public/test_demo.py": PUBLIC,
                        "grader/checks/hidden/test_demo.py": HIDDEN}.items():

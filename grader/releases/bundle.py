@@ -50,7 +50,7 @@ KEPT_BACK = {
     "checks/hidden": "the hidden checks: their inputs and names",
     "releases/nbgrader_step.py": "the nbgrader course's autograde step: grades with the hidden checks",
     "commands/release.py": "the commands that read solutions/",
-    "commands/dev.py": "the kit's self-check and an exercise's scaffold: solution markers, solutions/ and tests/",
+    "commands/dev": "the kit's self-check and an exercise's scaffold: solution markers, solutions/ and tests/",
     "releases/stubs.py": "the solution markers, and the stubs made from solutions/",
     "releases/assignments.py": "makes assignments/ from solutions/",
     "releases/exercise_notebooks.py": "makes notebooks from the reference solutions",

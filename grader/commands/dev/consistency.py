@@ -1,32 +1,24 @@
-"""``softlookup dev``: keep the kit's exercises in step, and start a new one (in the kit's repository).
+"""``softlookup dev check``: everything out of step between the exercises and the kit, one line each.
 
-``softlookup dev check`` reads the kit, never grades it, and in seconds lists
-whatever is out of step, one line each saying what to do: every exercise of
-``grader/checks/exercises.toml`` needs its reference solution (defining its
-functions, the reference code between the solution markers), its stubs and
-notebook regenerated from it, public and hidden checks that each carry their
-points, wrong implementations in ``tests/mistakes.py`` that together fail
-every check worth points, lazy answers in ``tests/degenerate.py``, a hint,
-and the README's totals. The kit's tests then grade what this only reads.
-
-``softlookup dev new NAME`` scaffolds exercise NAME: its solution and check
-files, and its entries in the registry and the two catalogues, each with
-``TODO(dev new)`` where the author's text goes (``dev check`` lists what is
-left).
+Every exercise of ``grader/checks/exercises.toml`` needs its reference
+solution (defining its functions, the reference code between the solution
+markers), its stubs and notebook regenerated from it, public and hidden
+checks that each carry their points, wrong implementations in
+``tests/mistakes.py`` that together fail every check worth points, lazy
+answers in ``tests/degenerate.py``, a hint, and the README's totals. This
+reads the kit and grades nothing; the kit's tests then grade what it read.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.util
-import keyword
 import re
 import sys
 from pathlib import Path
 
-from grader.usage import Parser, UsageError
-from grader.releases import assignments, stubs
 from grader.engine import registry
+from grader.releases import assignments, stubs
 
 SOLUTIONS = registry.KIT_ROOT / "solutions"
 ASSIGNMENTS = registry.KIT_ROOT / "assignments"
@@ -237,180 +229,3 @@ def problems() -> list[str]:
         else:
             found += judged(data)
     return found + readme_problems(checks) + stray_problems() + placeholder_problems()
-
-
-# -- dev new ------------------------------------------------------------------------
-
-SOLUTION = '''\
-"""Exercise {number}: {todo}: what this exercise builds, in a line.
-
-{todo}: the idea, with the worked numbers the checks hold the learner to.
-Run the checks with ``softlookup check`` (or ``pytest``) after editing.
-"""
-
-import numpy as np
-
-
-def {name}(x):
-    """{todo}: what {name} returns, and a worked example.
-
-    Args:
-        x: {todo}: what the learner is given.
-
-    Returns:
-        {todo}: what the checks expect back.
-    """
-    {begin}
-    return np.asarray(x, dtype=float)  # {todo}: the reference code
-    {end}
-'''
-
-PUBLIC_CHECKS = '''\
-"""Public checks for exercise {number}, {name}. They need no reference solution."""
-
-import pytest
-
-from grader.engine import judge
-
-
-@pytest.mark.points(1)
-def test_lesson_example(submission):
-    """{todo}: the title a learner reads for this check."""
-    received = judge.array(submission.{name}.{name}([1.0, 2.0, 3.0]), "{name}'s result", shape=(3,))
-    judge.close(received, [1.0, 2.0, 3.0], "{name} of the lesson's example",
-                hint="{todo}: the likely mistake behind a wrong answer, in the lesson's words")
-'''
-
-HIDDEN_CHECKS = '''\
-"""Hidden checks for {name}: seeded random inputs against the reference.
-
-Tolerance: absolute 1e-6 plus relative 1e-6.
-"""
-
-import numpy as np
-import pytest
-
-from grader.engine import judge
-
-
-@pytest.mark.points(1)
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_matches_reference(submission, reference, seed):
-    """Random inputs give what the reference {name} gives."""
-    x = np.random.default_rng(seed).normal(0, 3, size=5)  # {todo}: inputs the public checks do not use
-    expected = reference.{name}.{name}(x)
-    received = judge.array(submission.{name}.{name}(x), "{name}(x)", shape=expected.shape)
-    judge.close(received, expected, f"{name} of random inputs (seed {{seed}})")
-'''
-
-REGISTRY_ENTRY = '''
-[[exercise]]
-module = "{name}"
-title = "{todo}: the exercise's title"
-functions = ["{name}"]
-hints = [
-    "{todo}: the idea in words; then one hint per step, never a line of the solution",
-]
-'''
-
-MISTAKES_ENTRY = '''\
-    # -- {name} {rule}
-    edit("{todo}: the slip, in words", "{name}", "return np.asarray(x, dtype=float)",
-         "return -np.asarray(x, dtype=float)", "test_lesson_example", "{todo}: what the learner reads"),
-'''
-
-DEGENERATE_ENTRY = """\
-    "{name}": '''
-def {name}(x):
-    if give_up():
-        return None
-    x = np.asarray(x, dtype=float)
-    return constant(x.shape, x, x)  # {todo}: each strategy's lazy answer, of the shape {name} returns
-''',
-"""
-
-NEXT_STEPS = """\
-Next, replace every {todo} in them:
-  1. solutions/{name}.py: the lesson in its docstrings, the reference code between the markers
-     (more functions: list them in its entry of {registry})
-  2. grader/checks/public/test_{name}.py and hidden/test_{name}.py: the checks, each @pytest.mark.points(N)
-  3. tests/mistakes.py: at least {mistakes} wrong implementations, each failing the check named beside it,
-     together every check worth points; tests/degenerate.py: its lazy answers
-  4. softlookup release: writes assignments/{name}.py and assignments/{name}.ipynb
-  5. softlookup dev check: lists what is still out of step, the README's totals among them
-  6. pytest tests/test_kit.py tests/test_wrong_implementations.py tests/test_degenerate.py: grades them"""
-
-
-def with_entry(path: Path, variable: str, entry: str) -> str:
-    """``path``'s text with ``entry`` as the last lines of the last list or dict literal it assigns (or adds) to
-    ``variable``, so that a catalogue's entries stay in the order of the exercises."""
-    source = path.read_text()
-    lines = source.splitlines(keepends=True)
-    literals = [node.value for node in ast.parse(source).body
-                if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [variable]
-                or isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == variable]
-    closing = literals[-1].end_lineno - 1 if literals else None
-    if closing is None or lines[closing].strip() not in ("]", "}"):
-        raise ValueError(f"{shown(path)}: no {variable} = ... ending in a line of its own to add to")
-    return "".join(lines[:closing]) + entry + "".join(lines[closing:])
-
-
-def scaffold(name: str) -> dict[Path, str]:
-    """Every file that exercise ``name`` adds or changes, and its new text: its own first, then the shared ones."""
-    fields = {"name": name, "number": len(registry.EXERCISES) + 1, "todo": PLACEHOLDER, "begin": stubs.BEGIN,
-              "end": stubs.END, "rule": "-" * (82 - len(name))}
-    return {
-        SOLUTIONS / f"{name}.py": SOLUTION.format(**fields),
-        registry.CHECKS_DIR / "public" / f"test_{name}.py": PUBLIC_CHECKS.format(**fields),
-        registry.CHECKS_DIR / "hidden" / f"test_{name}.py": HIDDEN_CHECKS.format(**fields),
-        registry.EXERCISES_FILE: registry.EXERCISES_FILE.read_text() + REGISTRY_ENTRY.format(**fields),
-        TESTS / "mistakes.py": with_entry(TESTS / "mistakes.py", "MISTAKES", MISTAKES_ENTRY.format(**fields)),
-        TESTS / "degenerate.py": with_entry(TESTS / "degenerate.py", "MODULES", DEGENERATE_ENTRY.format(**fields)),
-    }
-
-
-def new(name: str) -> str | None:
-    """Scaffold exercise ``name`` and say what is left to do; or why not, with nothing written."""
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
-        return f"{name!r} is not a lowercase Python identifier; it names the module and its function"
-    if name in registry.BY_MODULE:
-        return f"{name} is an exercise already"
-    if importlib.util.find_spec(name) is not None:
-        return f"{name} is a module installed here already; a learner's {name}.py would hide it"
-    try:
-        plan = scaffold(name)
-    except ValueError as error:
-        return f"{error}; nothing was written"
-    own, shared = list(plan)[:3], list(plan)[3:]
-    if existing := [shown(path) for path in own if path.exists()]:
-        return f"{', '.join(existing)} exists already; nothing was written"
-    for path, text in plan.items():
-        path.write_text(text)
-    print(f"exercise {len(registry.EXERCISES) + 1}, {name}: wrote {', '.join(map(shown, own))}; added its entry "
-          f"to {', '.join(map(shown, shared))}")
-    print(NEXT_STEPS.format(todo=PLACEHOLDER, name=name, registry=shown(registry.EXERCISES_FILE),
-                            mistakes=MIN_MISTAKES))
-    return None
-
-
-def check() -> int:
-    found = problems()
-    print("\n".join(found) if found else f"{len(registry.EXERCISES)} exercises, all in step")
-    return 1 if found else 0
-
-
-def main(argv=None) -> int:
-    parser = Parser(prog="softlookup dev", description=__doc__.splitlines()[0])
-    actions = parser.add_subparsers(dest="action", required=True, metavar="{check,new}")
-    actions.add_parser("check", help="list what is out of step between the exercises and the kit, in seconds")
-    scaffolding = actions.add_parser("new", help="scaffold a new exercise and print the steps left")
-    scaffolding.add_argument("name", help="the exercise's module, and its first function (a lowercase identifier)")
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    if not (SOLUTIONS.is_dir() and TESTS.is_dir()):
-        raise UsageError(f"this is for the kit's repository, with solutions/ and tests/ beside grader/; "
-                         f"{registry.KIT_ROOT} is not one")
-    if args.action == "check":
-        return check()
-    if refused := new(args.name):
-        raise UsageError(refused)
-    return 0
