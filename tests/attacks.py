@@ -4,7 +4,7 @@ Every attack is a ``lookup.py`` (or ``gpt2_heads.py``) that implements nothing
 itself: any point it earns is stolen. It is graded the way an instructor
 grades, by ``softlookup check --json`` in a process of its own, against a
 disposable copy of the kit (so that a protection that fails cannot damage the
-real one). :func:`run_attack` returns what happened; ``tests/test_attacks.py``
+real one). :func:`run_attack` returns what happened; ``tests/adversarial/test_attacks.py``
 holds every attack to its expected outcome, and ``python tests/attacks.py
 KIT_COPY_PARENT`` prints the table quoted in the README.
 
@@ -215,7 +215,7 @@ def _steal():
     namespace = {"np": np, "softmax": lambda x, axis=-1: np.exp(x) / np.exp(x).sum(axis, keepdims=True)}
     exec(code, namespace)
     return types.SimpleNamespace(**namespace)
-''', targets=("tests/test_kit.py::OTHER_RIGHT_ANSWERS",)),
+''', targets=("tests/checks/test_kit.py::OTHER_RIGHT_ANSWERS",)),
     Attack("ground truth loaded in the worker", "read", '''
 import numpy as np
 

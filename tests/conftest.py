@@ -1,111 +1,21 @@
-"""Helpers for the kit's own tests: build a submission folder, grade it, read the result."""
+"""The kit's own test run: offline, no warm server, and one fork server with torch for the whole run.
+
+Shared helpers live in ``helpers.py`` and the catalogues (mistakes, lazy
+answers, right answers from the wild, attacks, classes, exports) beside it;
+the test files are grouped by the package of ``grader/`` they test.
+"""
 
 from __future__ import annotations
 
-import importlib
 import os
-import shutil
-import site
-import subprocess
-import sys
-from pathlib import Path
-
-import pytest
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # the hub is unreachable here; fail fast instead of retrying
 os.environ["SOFTLOOKUP_NO_SERVER"] = "1"  # every `softlookup check` a test starts grades in-process (test_warm: not)
 
-from grader.engine import registry, servers  # noqa: E402
-from grader.engine.options import Options  # noqa: E402
-from grader.engine.runner import run_checks  # noqa: E402
-
-SOLUTIONS = registry.KIT_ROOT / "solutions"
-ASSIGNMENTS = registry.KIT_ROOT / "assignments"
+from grader.engine import servers  # noqa: E402
 
 
 def pytest_configure(config):
     # One fork server for the whole run, with torch already imported, so every
     # GPT-2 grading below forks a worker instead of importing torch again.
     servers.preload("transformers")
-
-
-def load_solution(module: str):
-    """A reference solution, imported from solutions/ (on sys.path only meanwhile, for the modules it imports).
-
-    Nothing it loads stays in sys.modules, where a later `import softmax` would find it.
-    """
-    before = set(sys.modules)
-    sys.path.insert(0, str(SOLUTIONS))
-    try:
-        return importlib.import_module(module)
-    finally:
-        sys.path.remove(str(SOLUTIONS))
-        for name in set(sys.modules) - before:
-            if str(getattr(sys.modules[name], "__file__", "")).startswith(str(SOLUTIONS)):
-                del sys.modules[name]
-
-
-def make_submission(folder: Path, files: dict[str, str] | None = None, append: dict[str, str] | None = None) -> Path:
-    """A copy of the reference solutions, with whole files replaced or code appended.
-
-    Appended code redefines a function, so a wrong implementation is written
-    as just the function it changes.
-    """
-    folder.mkdir(parents=True, exist_ok=True)
-    for source in SOLUTIONS.glob("*.py"):
-        shutil.copy(source, folder / source.name)
-    for name, text in (files or {}).items():
-        (folder / f"{name}.py").write_text(text)
-    for name, code in (append or {}).items():
-        with open(folder / f"{name}.py", "a") as handle:
-            handle.write("\n\n" + code.strip() + "\n")
-    return folder
-
-
-def solved_folder(folder: Path) -> Path:
-    """Every exercise's notebook with the reference solutions filled in, and no .py file beside them."""
-    from grader.releases.exercise_notebooks import learner_notebook
-
-    folder.mkdir(parents=True, exist_ok=True)
-    for exercise in registry.EXERCISES:
-        source = (SOLUTIONS / f"{exercise.module}.py").read_text()
-        (folder / f"{exercise.module}.ipynb").write_text(learner_notebook(exercise, source, stub=False))
-    return folder
-
-
-def fresh_venv(folder: Path) -> Path:
-    """A new venv for a release to be installed into; returns its python.
-
-    It sees this venv's packages through a .pth line, so installing a
-    release resolves its dependencies without downloading torch again. It
-    does not see the kit installed here in editable mode: Python reads .pth
-    files only in a venv's own site-packages, and one of those installs the
-    kit's editable finder.
-    """
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    (folder / "lib" / version / "site-packages" / "inherited.pth").write_text("\n".join(site.getsitepackages()) + "\n")
-    return folder / "bin" / "python"
-
-
-def run(folder: Path, modules: list[str] | None = None, hidden: bool = True, time_limit: float | None = None):
-    """Grade ``folder`` in this process, the way ``softlookup check`` does."""
-    exercises = [registry.exercise(m) for m in modules] if modules else list(registry.EXERCISES)
-    return run_checks(folder, exercises, Options(time_limit=time_limit, public=not hidden))
-
-
-def failures(result, check: str) -> list[str]:
-    """The messages of every failed case of one check."""
-    return [c.message for e in result.exercises for c in e.checks if c.check == check and c.outcome == "failed"]
-
-
-def exercise_score(result, module: str) -> tuple[float, float]:
-    for exercise in result.exercises:
-        if exercise.name == module:
-            return exercise.score, exercise.max_score
-    raise KeyError(module)
-
-
-@pytest.fixture
-def submission_dir(tmp_path):
-    return lambda files=None, append=None: make_submission(tmp_path / "submission", files, append)

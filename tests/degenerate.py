@@ -19,7 +19,7 @@ answer with the right shape is the strong adversary: it gets past every
   plain ``Exception``).
 
 The only real step a degenerate answer takes is the tokenizer's own tokens,
-which GPT-2's functions need for their shape. ``tests/test_degenerate.py``
+which GPT-2's functions need for their shape. ``tests/checks/test_degenerate.py``
 grades every strategy and bounds the points they can collect.
 """
 

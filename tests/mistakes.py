@@ -3,7 +3,7 @@
 Most mistakes are *one edit* of the reference solution (``edit``): the
 smallest change that makes it wrong, the way a learner might slip. The few
 that need more are whole functions appended to the reference module, which
-replace the right ones (``rewrite``). ``tests/test_wrong_implementations.py``
+replace the right ones (``rewrite``). ``tests/checks/test_wrong_implementations.py``
 grades every one and requires its check to fail with a message containing
 ``hint``; ``softlookup dev check`` requires every check worth points to catch
 at least one mistake, and six mistakes per exercise.

@@ -20,7 +20,6 @@ first (:func:`cleaned`).
 from __future__ import annotations
 
 import copy as _copy
-import json
 import os
 import tempfile
 from dataclasses import dataclass, field, fields

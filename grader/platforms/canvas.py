@@ -32,7 +32,7 @@ import os
 import re
 from pathlib import Path
 
-from grader.reports import inert
+from grader.reports import inert, verdicts
 from grader.engine import registry
 from grader.engine.results import SubmissionResult
 from grader.engine.intake import Student
@@ -107,9 +107,9 @@ def gradebook_import(graded: dict[str, SubmissionResult], assignment: str) -> st
     writer = csv.writer(out, lineterminator="\r\n")
     possible = max((result.max_score for result in graded.values()), default=0)
     writer.writerow([*IMPORT_HEADER, inert.csv_text(assignment)])
-    writer.writerow(["    Points Possible", "", "", "", "", inert.points(possible)])
+    writer.writerow(["    Points Possible", "", "", "", "", verdicts.points(possible)])
     for student in sorted(graded):
         result = graded[student]
         writer.writerow([inert.csv_text(result.name or student), inert.csv_text(student), "", "", "",
-                         inert.points(result.score)])
+                         verdicts.points(result.score)])
     return out.getvalue()

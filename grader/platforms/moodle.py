@@ -32,7 +32,7 @@ import os
 import re
 from pathlib import Path
 
-from grader.reports import inert
+from grader.reports import inert, verdicts
 from grader.engine.results import SubmissionResult
 from grader.engine.intake import Student
 from grader.platforms import link_problem, plain_name, printable
@@ -101,11 +101,11 @@ def gradebook_import(graded: dict[str, SubmissionResult], assignment: str) -> st
     now = _moodle_date(datetime.datetime.now())
     for student in sorted(graded):
         result = graded[student]
-        exercises = ", ".join(f"{e.name} {inert.points(e.score)}/{inert.points(e.max_score)}"
+        exercises = ", ".join(f"{e.name} {verdicts.points(e.score)}/{verdicts.points(e.max_score)}"
                               for e in result.exercises)
         writer.writerow([f"{PARTICIPANT}{student}", inert.csv_text(result.name), inert.csv_text(result.email),
-                         "", inert.points(result.score), inert.points(result.max_score), "Yes", "-", now,
-                         f"softlookup: {inert.points(result.score)}/{inert.points(result.max_score)} "
+                         "", verdicts.points(result.score), verdicts.points(result.max_score), "Yes", "-", now,
+                         f"softlookup: {verdicts.points(result.score)}/{verdicts.points(result.max_score)} "
                          f"points ({exercises})"])
     return out.getvalue()
 

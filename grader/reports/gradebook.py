@@ -30,13 +30,13 @@ import json
 import os
 from pathlib import Path
 
-from grader.engine.results import redacted
-from grader.engine.results import SubmissionResult, cleaned, encodable, write_atomically
+from grader.engine.intake import NAME_BYTES
+from grader.engine.results import SubmissionResult, cleaned, encodable, redacted, write_atomically
+from grader.reports import summary
 from grader.reports.gradescope import gradescope
 from grader.reports.html_table import html as table
-from grader.reports.verdicts import verdict
-from grader.reports import summary
-from grader.reports.inert import csv_text, fenced, html_page, inline, points
+from grader.reports.inert import csv_text, fenced, html_page, inline
+from grader.reports.verdicts import points, verdict
 
 RESULT_FILE = "softlookup.json"
 CLASS_FILES = ("grades.csv", "summary.md", "summary.html")  # the kit's own files in OUT, beside the students' folders
@@ -44,7 +44,6 @@ CLASS_FILES = ("grades.csv", "summary.md", "summary.html")  # the kit's own file
 IMPORT_FILES = ("canvas-gradebook.csv", "moodle-grading-worksheet.csv")
 RESERVED = CLASS_FILES + IMPORT_FILES  # names no student's folder takes
 _MARK = "_"  # what starts a student's folder whose id cannot be its name
-_NAME_BYTES = 255  # the longest file name most file systems allow
 
 
 # -- where a student's files go ------------------------------------------------------------------
@@ -65,7 +64,7 @@ def student_folder(out: Path, student: str) -> Path:
     name = student
     if not name or name.startswith((".", _MARK)) or name.casefold() in {f.casefold() for f in RESERVED}:
         name = _MARK + name
-    if "/" in name or "\0" in name or encodable(name) != name or len(name.encode("utf-8")) > _NAME_BYTES:
+    if "/" in name or "\0" in name or encodable(name) != name or len(name.encode("utf-8")) > NAME_BYTES:
         digest = hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:20]
         readable = encodable(student).replace("/", "_").replace("\0", "_").encode("utf-8")[:200]
         name = f"{_MARK}~{readable.decode('utf-8', 'ignore')}-{digest}"

@@ -49,7 +49,3 @@ def fenced(text: str, indent: str = "") -> str:
     body = "\n".join(indent + line for line in text.splitlines())
     return f"{indent}{fence}\n{body}\n{indent}{fence}"
 
-
-def points(value: float) -> str:
-    """A number of points as the gradebook writes it: whole, or to two decimals."""
-    return f"{value:g}" if abs(value - round(value)) < 1e-9 else f"{value:.2f}"

@@ -27,8 +27,9 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
-from grader.reports import inert
 from grader.engine.results import STATUSES, ExerciseResult, SubmissionResult, encodable
+from grader.reports import inert
+from grader.reports.verdicts import points
 
 # Why an exercise has nothing of a student's to grade, from its checks' errors, in the order they are shown.
 ABSENCES = ("not started", "missing", "could not be read", "functions not started")
@@ -116,7 +117,7 @@ def mistakes(graded: dict[str, SubmissionResult]) -> list[Mistake]:
 
 def markdown(graded: dict[str, SubmissionResult]) -> str:
     """summary.md: the scores, the mistakes to teach again, and what was not there to grade."""
-    points, inline = inert.points, inert.inline
+    inline = inert.inline
     scores = [result.score for result in graded.values()]
     maximum = max((result.max_score for result in graded.values()), default=0)
     statuses = Counter(result.status for result in graded.values())
@@ -191,7 +192,7 @@ def _histogram_png(graded: dict[str, SubmissionResult]) -> str:
     maximum = max(result.max_score for result in graded.values())
     figure, axes = plt.subplots(figsize=(7, 3))
     axes.hist(scores, bins=min(20, max(1, int(maximum) or 1)), range=(0, maximum or 1), color="#4477aa")
-    axes.set_xlabel(f"score (out of {inert.points(maximum)})")
+    axes.set_xlabel(f"score (out of {points(maximum)})")
     axes.set_ylabel("students")
     return _png(figure)
 
@@ -225,6 +226,5 @@ def _text_histogram(scores: list[float], maximum: float, bins: int = 10) -> list
     width = (maximum or 1) / bins
     counts = Counter(min(int(score / width), bins - 1) for score in scores)
     most = max(counts.values())
-    points = inert.points
     return [f"{points(i * width):>5}–{points((i + 1) * width):<5} {'#' * round(30 * counts[i] / most):<30} "
             f"{counts[i]}" for i in range(bins)]

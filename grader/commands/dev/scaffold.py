@@ -115,7 +115,7 @@ Next, replace every {todo} in them:
      together every check worth points; tests/degenerate.py: its lazy answers
   4. softlookup release: writes assignments/{name}.py and assignments/{name}.ipynb
   5. softlookup dev check: lists what is still out of step, the README's totals among them
-  6. pytest tests/test_kit.py tests/test_wrong_implementations.py tests/test_degenerate.py: grades them"""
+  6. pytest tests/checks: grades them (right and wrong implementations, lazy answers)"""
 
 
 def with_entry(path: Path, variable: str, entry: str) -> str:

@@ -12,12 +12,12 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from conftest import SOLUTIONS
+from helpers import SOLUTIONS
 from grader.engine import registry
 from grader.lesson import gpt2, models
 from grader.engine.options import Options
 from grader.engine.runner import run_checks
-from test_cli import softlookup
+from helpers import softlookup
 
 
 @pytest.fixture(scope="module")

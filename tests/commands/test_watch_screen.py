@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from conftest import ASSIGNMENTS, SOLUTIONS
+from helpers import ASSIGNMENTS, SOLUTIONS
 
 COLUMNS, LINES = 80, 24
 CLEAR = b"\x1b[2J"

@@ -9,7 +9,7 @@ picking, check by check, the best lazy answer.
 import pytest
 
 import degenerate
-from conftest import run
+from helpers import run
 from grader.engine import registry
 
 BUDGET = 0.05  # of the kit's total points

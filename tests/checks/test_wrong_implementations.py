@@ -1,12 +1,12 @@
 """Every check can fail: each catalogued mistake loses points on the check meant to catch it.
 
 That every check worth points has a mistake to catch, six per exercise at least, is `softlookup dev check`'s
-(tests/test_dev.py): it reads the catalogue without grading it.
+(tests/commands/test_dev.py): it reads the catalogue without grading it.
 """
 
 import pytest
 
-from conftest import failures, make_submission, run
+from helpers import failures, make_submission, run
 from mistakes import MISTAKES
 
 

@@ -22,7 +22,7 @@ import pytest
 
 import exports
 from exports import ROSTER, WORK
-from grader.commands import check, grade
+from grader.commands import check
 from grader.reports import gradebook
 from grader.engine.results import SubmissionResult
 from grader.engine.intake import Student, unpacked

@@ -6,7 +6,7 @@ implementation, the check and its message.
 
 import pytest
 
-from conftest import make_submission, run
+from helpers import make_submission, run
 from wild import RIGHT, UNSTABLE
 
 

@@ -13,11 +13,11 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from conftest import ASSIGNMENTS, SOLUTIONS, exercise_score, run, solved_folder
+from helpers import ASSIGNMENTS, SOLUTIONS, exercise_score, run, solved_folder
 from grader.engine import notebooks, registry
 from grader.lesson import kernel, widgets
 from grader.releases import exercise_notebooks
-from test_cli import softlookup
+from helpers import softlookup
 
 
 def stub_folder(folder):

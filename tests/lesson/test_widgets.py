@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ASSIGNMENTS, SOLUTIONS
+from helpers import ASSIGNMENTS, SOLUTIONS
 from grader.lesson import explore, lesson, widgets
 
 

@@ -14,11 +14,11 @@ import time
 
 import pytest
 
-from conftest import exercise_score, make_submission, run
+from helpers import exercise_score, make_submission, run
 from grader.engine.options import TIME_BUDGET, Options
 from grader.engine.runner import run_checks
 from grader.engine import registry
-from test_cli import softlookup
+from helpers import softlookup
 
 LOOPING_SOFTMAX = """
 def softmax(x, axis=-1):

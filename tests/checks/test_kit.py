@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from conftest import ASSIGNMENTS, SOLUTIONS, make_submission, run
+from helpers import ASSIGNMENTS, SOLUTIONS, make_submission, run
 from grader.releases import assignments, stubs
 from grader.engine import inspection, registry
 

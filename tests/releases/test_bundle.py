@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import SOLUTIONS, fresh_venv
+from helpers import SOLUTIONS, fresh_venv
 from grader.engine import registry
 from grader.lesson import lesson
 from grader.releases import bundle, leak_scan

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import load_solution
+from helpers import load_solution
 from grader.lesson import gpt2, lesson, models
 from grader.engine.codec import ModelSpec
 from grader.engine.registry import KIT_ROOT

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import solved_folder
+from helpers import solved_folder
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # This machine has no network: without these flags Chromium keeps trying to reach Google's services.

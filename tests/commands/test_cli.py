@@ -1,7 +1,6 @@
 """The commands as a learner or an instructor types them."""
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -10,23 +9,9 @@ import time
 
 import pytest
 
-from conftest import ASSIGNMENTS, SOLUTIONS
+from helpers import ASSIGNMENTS, ENV, SOFTLOOKUP, SOLUTIONS, softlookup, with_ctrl_c
 from grader.engine import registry
 from grader.reports import markup
-
-SOFTLOOKUP = [sys.executable, "-m", "grader.cli"]
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "120"}
-
-
-def with_ctrl_c():
-    """In a child: Ctrl-C (SIGINT) works, even when this run was started where it is ignored (nohup, `&`)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def softlookup(*args, cwd=None, **env):
-    return subprocess.run([*SOFTLOOKUP, *map(str, args)], capture_output=True, text=True, cwd=cwd,
-                          env={**ENV, **env}, timeout=600)
-
 
 def test_check_starting_point_lists_every_exercise_at_zero(tmp_path):
     shutil.copytree(ASSIGNMENTS, tmp_path / "assignments")

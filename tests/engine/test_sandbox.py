@@ -152,7 +152,7 @@ def test_trusted_code_failing_is_the_kits_problem(toy):
         trusted.toy.fail()
 
 
-@pytest.mark.parametrize("path", ["solutions/softmax.py", "tests/test_kit.py", "grader/lesson/gpt2.py", ".git/HEAD",
+@pytest.mark.parametrize("path", ["solutions/softmax.py", "tests/checks/test_kit.py", "grader/lesson/gpt2.py", ".git/HEAD",
                                   "README.md"])
 def test_a_learner_reads_nothing_of_the_kit(toy, path):
     learner, trusted, _ = toy

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SOLUTIONS, make_submission
+from helpers import SOLUTIONS, make_submission
 from grader.warm import client, place, server
 
 SOFTLOOKUP = [sys.executable, "-m", "grader.cli"]

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import exercise_score, make_submission, run
+from helpers import exercise_score, make_submission, run
 
 RIGHT_SOFT_LOOKUP = "_right = soft_lookup\n"
 

@@ -35,14 +35,14 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_output
 
-from conftest import run
+from helpers import run
 from grader.engine.results import HIDDEN_FEEDBACK
 from grader.engine import notebooks, registry
 from grader.engine.results import CheckResult, SubmissionResult
 from grader.releases.nbgrader_course import ASSIGNMENT
 from grader.releases.nbgrader_step import outputs
-from test_cli import softlookup
-from test_nbgrader import nbgrader, notebook_scores
+from helpers import softlookup
+from helpers import nbgrader, notebook_scores
 
 EXERCISES = ["softmax", "lookup", "attention"]
 HONEST = {"lookup": "exact_lookup", "attention": "causal_mask"}  # the one function the forger writes in each

@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 
 from attacks import ATTACKS, kit_copy
-from conftest import SOLUTIONS
+from helpers import SOLUTIONS
 from grader.engine import registry
 from grader.releases.exercise_notebooks import learner_notebook
 from mistakes import MISTAKES
-from test_cli import with_ctrl_c
+from helpers import with_ctrl_c
 
 NUMPY = ["softmax", "lookup", "attention"]
 PARTIAL = [m for m in MISTAKES if m.module in NUMPY][::4]  # a spread of wrong implementations

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import exports
-from conftest import run
+from helpers import run
 from exports import EXERCISES
 from grader.reports.gradebook import points
 from grader.platforms import canvas, detect, moodle

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from grader.reports import gradebook, inert
+from grader.reports import gradebook, verdicts
 from grader.engine.results import CheckResult, SubmissionResult
 from grader.reports import summary
 
@@ -96,7 +96,7 @@ def test_a_class_that_handed_in_everything_says_so():
 def test_feedback_html_opens_with_the_total_as_feedback_md_does():
     shown = CLASS["shift-once"]
     page = gradebook.feedback_html(shown, "shift-once")
-    total = f"{inert.points(shown.score)}/{inert.points(shown.max_score)}"
+    total = f"{verdicts.points(shown.score)}/{verdicts.points(shown.max_score)}"
     assert page.count("<h1>") == 1
     assert re.search(r"<h1>[^<]*</h1>\s*<p><b>Total: " + re.escape(total), page)
     assert gradebook.markdown(shown, "shift-once").splitlines()[2] == f"**{total} points**"

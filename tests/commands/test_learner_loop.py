@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from conftest import load_solution, make_submission, run
+from helpers import load_solution, make_submission, run
 from grader.engine import registry
 from grader.engine.results import CheckResult, SubmissionResult
 from grader.reports import markup

@@ -5,13 +5,9 @@ need no torch (softmax, lookup) with the real kit: nothing here aims at the
 kit's own files. :mod:`classes` builds the students.
 """
 
-import csv
-import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 import zipfile
 from pathlib import Path
@@ -19,37 +15,17 @@ from pathlib import Path
 import pytest
 
 import classes
-from classes import NUMPY
+from classes import MAX, NUMPY, OPTIONS, cli, result_of, rows
 from grader.commands import check, grade
 from grader.reports import gradebook
 from grader.platforms import detect
 from grader.engine import intake, registry
 from grader.engine.results import ERROR_STATUS, STATUSES
 
-MAX = sum(registry.exercise(name).max_points for name in NUMPY)
-OPTIONS = [f"--exercise={name}" for name in NUMPY]
 FILES = ("results.json", "feedback.md", "feedback.html", "softlookup.json")
 # All that may differ between two gradings of one submission: how long they took.
 TIMES = [(re.compile(rb'"(execution_time|seconds)": [-+.e0-9]+'), rb'"\1": 0'),
          (re.compile(rb"\(\d+\.\d s\)"), b"(0 s)")]
-
-
-def cli(submissions: Path, out: Path, *extra: str, wait: bool = True):
-    """``softlookup grade SUBMISSIONS --out OUT`` on the numpy exercises, as an instructor runs it."""
-    command = [sys.executable, "-m", "grader.cli", "grade", str(submissions), "--out", str(out), *OPTIONS, *extra]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    if not wait:
-        return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-
-
-def rows(out: Path) -> dict[str, dict]:
-    with open(out / "grades.csv", newline="") as handle:
-        return {row["student"]: row for row in csv.DictReader(handle)}
-
-
-def result_of(out: Path, student: str) -> dict:
-    return json.loads((gradebook.student_folder(out, student) / gradebook.RESULT_FILE).read_text())
 
 
 def reasons(out: Path, student: str) -> set[str]:

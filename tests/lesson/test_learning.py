@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import SOLUTIONS, load_solution
+from helpers import SOLUTIONS, load_solution
 from grader.lesson import lesson
 
 KEYS, VALUES = list(lesson.BEDROOMS), list(lesson.PRICES)

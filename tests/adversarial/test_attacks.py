@@ -5,9 +5,8 @@ import csv
 import pytest
 
 import classes
-import test_batch
 from attacks import ATTACKS, BOUND, CLASS_ATTACKS, SECRET, kit_copy, run_attack
-from conftest import SOLUTIONS
+from helpers import SOLUTIONS
 from grader.reports import gradebook
 from grader.engine import registry
 
@@ -74,7 +73,7 @@ def attacked(tmp_path_factory):
     for name, attack in CLASS_ATTACKS.items():
         attack.build(root / name)
     out = root.parent / "out"
-    graded = test_batch.cli(root, out, "--jobs", "2")
+    graded = classes.cli(root, out, "--jobs", "2")
     assert graded.returncode == 0, graded.stderr[-3000:]
     return out
 
@@ -85,15 +84,15 @@ def _text(out, student: str, names=STUDENT_FILES + (gradebook.RESULT_FILE,)) -> 
 
 
 def test_honest_students_keep_full_marks_beside_every_attacker(attacked):
-    rows = test_batch.rows(attacked)
+    rows = classes.rows(attacked)
     for name in HONEST:
-        assert float(rows[name]["score"]) == test_batch.MAX and rows[name]["status"] == "ok", rows[name]
+        assert float(rows[name]["score"]) == classes.MAX and rows[name]["status"] == "ok", rows[name]
 
 
 @pytest.mark.parametrize("name", CLASS_ATTACKS, ids=[f"{a.kind}: {n}" for n, a in CLASS_ATTACKS.items()])
 def test_a_class_attack_stays_in_its_own_row(attacked, name):
     attack, name = CLASS_ATTACKS[name], name.removesuffix(".zip")
-    row = next(row for student, row in test_batch.rows(attacked).items() if student.lstrip("'") == name)
+    row = next(row for student, row in classes.rows(attacked).items() if student.lstrip("'") == name)
     assert row["status"] in attack.statuses, row
     others = [student for student in [*HONEST, *CLASS_ATTACKS] if student.removesuffix(".zip") != name]
     for other in others:  # nothing it printed or planted reaches anyone else's files
@@ -111,13 +110,13 @@ def test_a_spreadsheet_takes_no_student_id_for_a_formula(attacked):
 
 
 def test_a_looping_softmax_keeps_the_points_that_do_not_need_softmax(attacked):
-    checks = {check["check"]: check for exercise in test_batch.result_of(attacked, "looping")["exercises"]
+    checks = {check["check"]: check for exercise in classes.result_of(attacked, "looping")["exercises"]
               for check in exercise["checks"]}
     assert checks["test_exact_lookup_finds_key"]["outcome"] == checks["test_nearest_lookup"]["outcome"] == "passed"
 
 
 def test_what_a_hidden_check_saw_reaches_the_instructor_alone(attacked):
-    record = test_batch.result_of(attacked, "probe")
+    record = classes.result_of(attacked, "probe")
     hidden = [check for exercise in record["exercises"] for check in exercise["checks"]
               if check["hidden"] and check["outcome"] == "failed"]
     assert hidden and any("REDACTION-PROBE" in check["printed"] for check in hidden)

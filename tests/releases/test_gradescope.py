@@ -24,7 +24,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from attacks import ATTACKS, manifest
-from conftest import ASSIGNMENTS, SOLUTIONS, fresh_venv, solved_folder
+from helpers import ASSIGNMENTS, SOLUTIONS, fresh_venv, solved_folder
 from grader.engine import registry
 from grader.releases import gradescope
 from mistakes import MISTAKES

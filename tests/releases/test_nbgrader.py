@@ -6,42 +6,25 @@ One course, three students: the reference (full marks), the released stubs
 cell that never ends (its module's import times out in the engine: that
 exercise's checks, as `softlookup check` says, and nothing else). Then
 feedback (hidden verdicts redacted) and the exported CSV. Forgery is
-tests/test_nbgrader_forgery.py.
+tests/adversarial/test_nbgrader_forgery.py.
 """
 
 import csv
 import html
-import os
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import nbformat
 import pytest
 
-from conftest import run
+from helpers import SECONDS, nbgrader, notebook_scores, run
 from grader.engine import notebooks, registry
 from grader.engine.results import HIDDEN_FEEDBACK
 from grader.releases.nbgrader_course import ASSIGNMENT
-from test_cli import ENV, softlookup
+from helpers import softlookup
 
-NBGRADER = [sys.executable, "-m", "nbgrader"]
 # nbgrader runs `alembic` by name, so the environment's scripts folder must be on PATH, as in an activated venv.
-NBGRADER_ENV = {**ENV, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{ENV.get('PATH', '')}"}
 # Two slips from tests/mistakes.py, made in the student's notebook: {cell: {old: new}}.
 WRONG_LOOKUP = {"soft_lookup": {"(queries[..., None] - keys) ** 2": "np.abs(queries[..., None] - keys)"},
                 "nearest_lookup": {"np.argmin(distances)": "np.argmax(distances)"}}
-SECONDS = {}
-
-
-def nbgrader(course, *args):
-    started = time.monotonic()
-    done = subprocess.run([*NBGRADER, *args], cwd=course, capture_output=True, text=True, env=NBGRADER_ENV,
-                          timeout=900)
-    SECONDS[" ".join(args[:1] + args[2:])] = time.monotonic() - started
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return done
 
 
 def submit(course, student, notebooks_by_name):
@@ -88,14 +71,6 @@ def course(tmp_path_factory):
 def grades(course):
     with open(course / "grades.csv") as handle:
         return {row["student_id"]: row for row in csv.DictReader(handle)}
-
-
-def notebook_scores(course, student):
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "softlookup") as gradebook:
-        submission = gradebook.find_submission(ASSIGNMENT, student)
-        return {notebook.name: notebook.score for notebook in submission.notebooks}
 
 
 def test_config_grades_with_the_kit_step_in_place_of_execute(course):
