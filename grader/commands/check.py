@@ -18,12 +18,12 @@ from rich.console import Console
 
 from grader.commands import hint
 from grader.engine import edition, inspection, notebooks, options, registry
-from grader.engine.options import Options
 from grader.engine.intake import exercise_folder
+from grader.engine.options import Options
 from grader.engine.results import SubmissionResult
+from grader.engine.runner import run_checks, stop_cleanly_on_sigterm
 from grader.reports import terminal
 from grader.reports.gradescope import write_gradescope
-from grader.engine.runner import run_checks, stop_cleanly_on_sigterm
 from grader.usage import Parser, UsageError
 
 

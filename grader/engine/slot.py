@@ -26,15 +26,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from grader.engine import codec, registry, servers
 from grader.engine.errors import ERROR_KINDS, KitError, SubmissionError, hang_label
 from grader.engine.intake import remove_tree
 from grader.engine.zygote import START_TIMEOUT, ForkServer, ForkServerError
-
-if TYPE_CHECKING:  # a slot belongs to a session, which makes it: no import at run time
-    from grader.engine.session import Session
 
 MAX_MESSAGE = 96 * 2**20  # a 64 MB array, base64-encoded, and change
 IMPORT_TIME_LIMIT = 30.0  # seconds to import a module: a library the fork server did not preload (scipy, say) included
@@ -103,7 +99,7 @@ class Worker:
 class Slot:
     """One folder-and-module pair: its live worker, and what is already known to fail."""
 
-    session: Session
+    session: "Session"  # the grader.engine.session.Session that made it (not imported: it imports this)
     directory: str | None  # what the worker imports from (a learner's private copy)
     origin: str | None  # the folder as the learner named it, for messages
     module: str
