@@ -19,6 +19,7 @@ from classes import MAX, NUMPY, OPTIONS, cli, result_of, rows
 from grader.commands import check, grade
 from grader.reports import gradebook
 from grader.platforms import detect
+from grader.engine import batch as batch_engine
 from grader.engine import intake, registry
 from grader.engine.results import ERROR_STATUS, STATUSES
 
@@ -184,6 +185,32 @@ def test_a_judge_that_dies_costs_its_student_alone(tmp_path):
     before = marks(out)
     again = cli(root, out)
     assert again.returncode == 0 and marks(out) == before, again.stderr
+
+
+def test_a_result_that_cannot_be_written_costs_its_student_alone(tmp_path):
+    """The engine's batch hands each result to the caller's ``record``; one that raises (a full disk, a
+    name the file system refuses) makes that student crashed, with why, and the class goes on."""
+    root = tmp_path / "submissions"
+    for name in ("a", "b", "c"):
+        classes.honest(root / name)
+    students = detect.read(root.resolve()).students
+    recorded = {}
+
+    def record(student, result):
+        if student.id == "b" and "b" not in recorded:
+            recorded["b"] = None
+            raise OSError(28, "No space left on device")
+        recorded[student.id] = result
+
+    args = grade.parser().parse_args(["unused", "--out", str(tmp_path / "out"), "--time-limit", "30", *OPTIONS])
+    exercises = check.chosen_exercises(args)
+    pytest_args = grade.judge_arguments(args, exercises)
+    assert batch_engine.grade_class(students, 1, exercises, pytest_args, record, workdir=tmp_path) == ""
+    assert [recorded[name].status for name in ("a", "b", "c")] == ["ok", "crashed", "ok"]
+    assert recorded["a"].score == recorded["c"].score == MAX and recorded["b"].score == 0
+    assert recorded["b"].max_score == MAX and recorded["b"].submission == "b"
+    assert all("OSError: [Errno 28] No space left on device" in item.message
+               for exercise in recorded["b"].exercises for item in exercise.checks)
 
 
 def _judge_of(coordinator: int) -> int:

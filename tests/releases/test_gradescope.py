@@ -161,3 +161,7 @@ def test_a_submission_that_cannot_be_graded_still_gets_results_that_say_why(root
         solutions.with_name("elsewhere").rename(solutions)
     assert results["score"] == 0 and results["output"].startswith("The autograder could not grade this submission")
     assert "reference solutions" in stdout
+    # Recorded in the result model like any grading: every exercise lost, each saying why.
+    assert [test["name"].split(":")[0] for test in results["tests"]] == [e.module for e in registry.EXERCISES]
+    assert all(test["score"] == 0 and test["output"].startswith("the grading of this submission stopped")
+               for test in results["tests"])
