@@ -111,7 +111,7 @@ class Replay:
         plain = self._record["answers"].get(_key(module, function, args))
         if plain is None:
             raise KitError(f"this bundle holds no recorded answer for {module}.{function}(...): please "
-                                   "tell your instructor")
+                           "tell your instructor")
         return codec.from_plain(plain)
 
     def _require_same_model(self, spec: codec.ModelSpec):

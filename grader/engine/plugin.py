@@ -39,6 +39,7 @@ _EXERCISES = pytest.StashKey[list]()  # the exercises whose checks were collecte
 _NEEDS = pytest.StashKey[dict]()  # exercise module -> the fork server its workers need, for this submission
 BATCH = pytest.StashKey[bool]()  # set by softlookup grade: it begins and ends each submission itself
 _STARTED = pytest.StashKey[float]()
+_FOLDER = pytest.StashKey[Path]()  # the submission graded now: --submission, or the batch's student of the moment
 
 # The time a submission ran out of, in a gradebook's terms: a budget spent, or a function stopped earlier.
 _STATUS_KINDS = {"budget": "timeout", "hung": "timeout"}
@@ -132,7 +133,7 @@ def begin_submission(config, folder: Path, problem: str = "", shown: str | None 
     path): a batch grades folders it unpacked, which are gone by the time a
     student reads their feedback.
     """
-    config.option.submission = str(folder)
+    config.stash[_FOLDER] = folder.resolve()
     config.stash[RESULT] = SubmissionResult(str(folder))
     # A whole time budget, no function known to hang, nothing a previous student's code printed carried over:
     config.stash[SESSION].begin_submission(config.getoption("time_budget") or options.TIME_BUDGET)
@@ -172,7 +173,8 @@ def end_submission(config) -> SubmissionResult:
         result.seconds = time.monotonic() - config.stash[_STARTED]
     if grading.protections is not None:
         result.unprotected = grading.protections.missing()
-    grading.release(str(Path(config.getoption("submission")).resolve()))
+    if _FOLDER in config.stash:
+        grading.release(str(config.stash[_FOLDER]))
     return result
 
 
@@ -186,7 +188,7 @@ def _ungradable(folder: Path, exercise: registry.Exercise, shown: str | None = N
     label = f"{exercise.module}.py"
     if not path.is_file():
         return SubmissionError("missing", f"there is no {label} in {shown or folder}: put your file there, or "
-                                       "check the folder name", f"importing {label}")
+                               "check the folder name", f"importing {label}")
     if inspection.untouched(path, exercise.functions):
         return SubmissionError("not_implemented", "", f"{label}: every function")
     return None
@@ -315,13 +317,13 @@ def pytest_sessionfinish(session):
 @pytest.fixture  # per check, because softlookup grade changes the folder between students
 def submission(request):
     config = request.config
-    folder = Path(config.getoption("submission")).resolve()
+    folder = config.stash[_FOLDER]
 
     def limits_for(module: str) -> Limits:
         exercise = registry.exercise(module)
         return Limits(time=config.getoption("time_limit") or exercise.time_limit,
-                              memory=int((config.getoption("memory_limit") or options.MEMORY_LIMIT) * 2**20),
-                              needs=config.stash.get(_NEEDS, {}).get(module, exercise.needs))
+                      memory=int((config.getoption("memory_limit") or options.MEMORY_LIMIT) * 2**20),
+                      needs=config.stash.get(_NEEDS, {}).get(module, exercise.needs))
 
     return Namespace(config.stash[SESSION], str(folder), limits_for)
 
@@ -339,5 +341,5 @@ def reference(request):
 @pytest.fixture(scope="session")
 def kit(request):
     namespace = Namespace(request.config.stash[SESSION], None, lambda module: KIT_LIMITS, package=registry.KIT_PACKAGE,
-                                  trusted=True)
+                          trusted=True)
     return ground_truth.for_checks(namespace, request.config)
