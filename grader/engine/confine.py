@@ -1,48 +1,61 @@
-"""Confinement of a learner's worker: what the kernel can forbid, applied before any learner code runs.
+"""Confinement of a learner's worker: four protections, each by whichever mechanism this machine offers.
+
+Grading needs four protections, not any one mechanism:
+
+========== ===================================================================================
+filesystem Landlock; or, where the grader is root, a uid of the worker's own, with the kit's
+           files, other students' copies and the results closed to it by their modes
+signals    seccomp (signals to the worker's own pid only); Landlock's scope (ABI 6); a PID
+           namespace; a uid of its own
+network    seccomp (no sockets); a network namespace
+processes  seccomp (no fork, no clone but threads); RLIMIT_NPROC for a uid other than root's
+========== ===================================================================================
 
 This module runs on the worker's side, in trusted code, in two steps:
 
 * :func:`enter_namespaces` (in the worker's supervisor, before it forks the
-  worker): new user, mount, PID, network and IPC namespaces. The worker
-  becomes PID 1 of its own PID namespace, so every process it could leave
-  behind dies with it; it has no network interface but a loopback that is
-  down; and a private tmpfs is mounted over its scratch folder, so what it
-  writes is capped and vanishes with it.
-* :func:`restrict` (in the worker itself): resource limits, no
-  capabilities, ``no_new_privs``, a seccomp filter (no new processes, no
-  sockets, no io_uring, no keyrings, no ptrace, a parent-death signal that
-  stays) and a Landlock ruleset: read-only access to the Python
-  installation, the system libraries and the submission's own copy, write
-  access to the scratch folder only, no TCP, and no signals to processes
-  outside the worker's own domain.
+  worker): new PID, network, mount and IPC namespaces where the kernel lets
+  this process make them (inside a new user namespace unless the worker is
+  to get a uid of its own), and a capped tmpfs over the scratch folder. A
+  forked probe tries each step first (:func:`namespace_support`): a machine
+  that lets ``unshare`` succeed and then refuses the uid map (Ubuntu 24.04)
+  costs the namespaces, never the worker.
+* :func:`restrict` (in the worker itself): resource limits, its own uid
+  where it has one, no capabilities, ``no_new_privs``, the seccomp filter
+  (:mod:`grader.engine.seccomp`) and the Landlock ruleset
+  (:mod:`grader.engine.landlock`).
 
-Each layer is used where the kernel offers it; :class:`Protections` reports
-which ones hold, so the judge can say so or refuse to grade. All of it is
-Linux system calls through ctypes (Landlock ABI 1-7, seccomp BPF on x86_64
-and aarch64); nothing here needs root.
+Nothing a machine refuses raises: each step that fails becomes a note, and
+:class:`Protections` says which mechanism holds each protection, measured in
+the worker before any learner code runs, so that the judge can name them or
+refuse to grade. All of it is Linux system calls through ctypes; nothing
+here needs root, and as root it gives up root.
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
-import platform
 import resource
 import signal
 import site
+import stat
 import struct
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from grader.engine import landlock, seccomp
+
 _libc = ctypes.CDLL(None, use_errno=True)
-_libc.syscall.restype = ctypes.c_long
 
 # -- namespaces ---------------------------------------------------------------------
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x10000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+_OTHERS = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC
 MS_REC, MS_PRIVATE, MS_NOSUID, MS_NODEV = 0x4000, 0x40000, 0x2, 0x4
 
 
@@ -56,33 +69,183 @@ def _write(path: str, text: str):
         handle.write(text)
 
 
-def enter_namespaces(scratch: str, scratch_bytes: int) -> dict[str, bool]:
-    """Unshare what the kernel allows; returns which namespaces are now in force.
-
-    A user namespace comes first, so that no host privilege is needed and none
-    is kept: inside it this process is uid 0 with capabilities that count only
-    for the namespaces it owns. Without one (some kernels forbid unprivileged
-    user namespaces), root can still unshare the rest.
-    """
+def _unshare(with_user: bool):
+    """Enter new namespaces, the user namespace first (and mapped) if ``with_user``; raise OSError where refused."""
     uid, gid = os.geteuid(), os.getegid()
-    others = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC
-    active = {"user": False, "pid": False, "network": False, "mount": False}
-    if _libc.unshare(CLONE_NEWUSER | others) == 0:
-        _write("/proc/self/setgroups", "deny")
-        _write("/proc/self/uid_map", f"0 {uid} 1")
-        _write("/proc/self/gid_map", f"0 {gid} 1")
-        active.update(user=True, pid=True, network=True, mount=True)
-    elif uid == 0 and _libc.unshare(others) == 0:
-        active.update(pid=True, network=True, mount=True)
-    else:
+    if with_user:
+        if _libc.unshare(CLONE_NEWUSER) != 0:
+            _fail("a user namespace")
+        try:
+            _write("/proc/self/setgroups", "deny")
+            _write("/proc/self/uid_map", f"0 {uid} 1")
+            _write("/proc/self/gid_map", f"0 {gid} 1")
+        except OSError as error:
+            raise OSError(error.errno, "a user namespace was made but its uid map was refused") from None
+    if _libc.unshare(_OTHERS) != 0:
+        _fail("PID, network and mount namespaces")
+    if _libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:  # mounts made here stay here
+        _fail("private mounts")
+
+
+_support: dict[bool, str] = {}  # with a user namespace -> "" where it works, else why not
+
+
+def namespace_support(with_user: bool) -> str:
+    """"" where this process may make the worker's namespaces, else why not, tried once in a forked child.
+
+    The answer is kept for this process's life: the fork server asks once,
+    and every supervisor forked from it inherits the answer.
+    """
+    if with_user not in _support:
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:
+            os.close(read)
+            try:
+                _unshare(with_user)
+                why = ""
+            except OSError as error:
+                why = error.strerror or str(error)
+            os.write(write, why.encode()[:200])
+            os._exit(0)
+        os.close(write)
+        why = os.read(read, 256).decode(errors="replace")
+        os.close(read)
+        os.waitpid(child, 0)
+        _support[with_user] = why
+    return _support[with_user]
+
+
+def prepare():
+    """Find out once, in the fork server, what every supervisor forked from it would otherwise try again."""
+    namespace_support(True)
+    if os.geteuid() == 0:
+        namespace_support(False)
+        own_uid_obstacle()
+
+
+def enter_namespaces(scratch: str, scratch_bytes: int, own_ids: tuple[int, int] | None) -> dict:
+    """Unshare what the kernel allows; returns which namespaces are now in force, and why others are not.
+
+    Without ``own_ids``, a user namespace comes first, so that no host
+    privilege is needed and none is kept: inside it this process is uid 0
+    with capabilities that count only for the namespaces it owns. With
+    ``own_ids`` (a root grader whose worker will drop to a uid of its own)
+    there is none, since a user namespace maps only the uid that made it.
+    """
+    active = {"user": False, "pid": False, "network": False, "mount": False, "notes": []}
+    if own_ids:
+        ways = [False]
+    else:  # without a user namespace only root may make the others
+        ways = [True, False] if os.geteuid() == 0 else [True]
+    refused = []
+    for with_user in ways:
+        why = namespace_support(with_user)
+        if why:
+            refused.append(why)
+            continue
+        try:
+            _unshare(with_user)
+        except OSError as error:  # refused now though the probe was let through: go on without
+            refused.append(error.strerror or str(error))
+            break
+        active.update(user=with_user, pid=True, network=True, mount=True)
+        break
+    if not active["pid"]:
+        active["notes"].append("no namespaces (" + "; ".join(refused) + ")")
         return active
-    # Mounts made here stay here; then a capped tmpfs replaces the scratch folder.
-    if _libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
-        _fail("making mounts private")
-    options = f"size={scratch_bytes},nr_inodes=4096,mode=0700".encode()
+    owner = f",uid={own_ids[0]},gid={own_ids[1]}" if own_ids else ""
+    options = f"size={scratch_bytes},nr_inodes=4096,mode=0700{owner}".encode()
     if _libc.mount(b"tmpfs", os.fsencode(scratch), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
         active["mount"] = False
+        active["notes"].append("the scratch folder could not be a capped tmpfs")
     return active
+
+
+# -- a uid of the worker's own --------------------------------------------------------------
+
+UID_BASE = 0x60000000  # + the supervisor's pid: unique among live workers, far above any real account
+GID_BASE = 0x20000000  # + (judge's pid, copy's number): one group per learner's copy, see share_with_group
+
+
+def own_ids(supervisor_pid: int, group: int | None) -> tuple[int, int]:
+    return UID_BASE + supervisor_pid, group if group is not None else UID_BASE + supervisor_pid
+
+
+def group_for(judge_pid: int, number: int) -> int:
+    """The group of a learner's private copy: unique among the copies of every judge alive on this machine."""
+    return GID_BASE + (judge_pid << 8) + number % 256
+
+
+def _open_to_others(path: str) -> bool:
+    """Whether a user with no relation to the owner can reach ``path`` (every folder on the way searchable)."""
+    real = Path(os.path.realpath(path))
+    for folder in [*reversed(real.parents), real]:
+        try:
+            mode = os.stat(folder).st_mode
+        except OSError:
+            return False
+        if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+            return False
+    return True
+
+
+@functools.cache
+def own_uid_obstacle() -> str:
+    """"" where a worker can run under a uid of its own, else why not, in words."""
+    if os.geteuid() != 0:
+        return "the grader is not root, so it cannot give workers a uid of their own"
+    needed = [os.path.dirname(os.__file__), *site.getsitepackages()]
+    closed = [path for path in needed if os.path.isdir(path) and not _open_to_others(path)]
+    if closed:
+        return (f"the Python installation ({closed[0]}) is closed to other users, so a worker under a uid of its "
+                "own could not import from it")
+    return ""
+
+
+def share_with_group(folder: Path, group: int):
+    """A learner's copy, readable by its workers' group alone: owned by root, group ``group``, no rights for others."""
+    for root, folders, files in os.walk(folder):
+        os.chown(root, 0, group)
+        os.chmod(root, 0o750)
+        for name in files:
+            os.chown(os.path.join(root, name), 0, group)
+            os.chmod(os.path.join(root, name), 0o640)
+
+
+def close_to_others(paths) -> None:
+    """Take every right of other users from each folder of ``paths`` (the kit's, the class's, the results')."""
+    for path in paths:
+        try:
+            mode = os.stat(path).st_mode
+            os.chmod(path, stat.S_IMODE(mode) & ~0o007)
+        except OSError:
+            continue
+
+
+def needs_closed_folders() -> bool:
+    """Whether the filesystem rests on file modes here: a root grader on a kernel without Landlock."""
+    return os.geteuid() == 0 and landlock.abi() == 0
+
+
+def _drop_to(ids: tuple[int, int]) -> str:
+    """Become ``ids`` for good (root only); "" once done, else why not."""
+    try:
+        os.setgroups([])
+        os.setgid(ids[1])
+        os.setuid(ids[0])
+    except OSError as error:
+        return f"this machine refused the worker a uid of its own ({errno.errorcode.get(error.errno, error)})"
+    return ""
+
+
+def _reachable(paths) -> list[str]:
+    """The folders of ``paths`` this process can still read or list (after dropping to its own uid)."""
+    found = []
+    for path in paths:
+        if os.path.exists(path) and (os.access(path, os.R_OK) or os.access(path, os.X_OK)):
+            found.append(path)
+    return found
 
 
 # -- capabilities and limits ----------------------------------------------------------
@@ -90,6 +253,7 @@ def enter_namespaces(scratch: str, scratch_bytes: int) -> dict[str, bool]:
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 24, 38, 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 _CAP_VERSION_3 = 0x20080522
+NPROC_LIMIT = 32  # room for a worker's threads and its supervisor, not for a fork bomb
 
 
 def die_with_parent(sig: int = signal.SIGKILL):
@@ -97,17 +261,17 @@ def die_with_parent(sig: int = signal.SIGKILL):
     _libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
 
 
-def drop_capabilities():
-    """No capability left, in any set: the worker may not mount, unshare its limits or trace anyone."""
+def _drop_bounding_set():
     for cap in range(64):
         _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # fails harmlessly past the last capability
     _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+
+
+def _clear_capabilities():
     header = struct.pack("Ii", _CAP_VERSION_3, 0)
     data = bytes(24)  # two (effective, permitted, inheritable) triples, all empty
     if _libc.capset(ctypes.c_char_p(header), ctypes.c_char_p(data)) != 0:
         _fail("capset")
-    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        _fail("no_new_privs")
 
 
 def address_space_now() -> int:
@@ -132,213 +296,113 @@ def set_limits(memory_bytes: int, cpu_seconds: int, file_bytes: int):
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead of killing
 
 
-# -- seccomp --------------------------------------------------------------------------
-
-_SYSCALLS = {  # the calls a worker never needs, by architecture
-    "x86_64": dict(fork=57, vfork=58, clone=56, clone3=435, socket=41, socketpair=53, io_uring_setup=425,
-                   io_uring_enter=426, io_uring_register=427, prctl=157, ptrace=101, process_vm_readv=310,
-                   process_vm_writev=311, keyctl=250, add_key=248, request_key=249, unshare=272, setns=308,
-                   mount=165, umount2=166, pivot_root=155, bpf=321, perf_event_open=298, userfaultfd=323,
-                   kexec_load=246, init_module=175, finit_module=313),
-    "aarch64": dict(clone=220, clone3=435, socket=198, socketpair=199, io_uring_setup=425, io_uring_enter=426,
-                    io_uring_register=427, prctl=167, ptrace=117, process_vm_readv=270, process_vm_writev=271,
-                    keyctl=219, add_key=217, request_key=218, unshare=97, setns=268, mount=40, umount2=39,
-                    pivot_root=41, bpf=280, perf_event_open=241, userfaultfd=282, kexec_load=104,
-                    init_module=105, finit_module=273),
-}
-_AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
-_LD_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF opcodes (word loads, constant jumps)
-_ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
-_NR, _ARCH, _ARG0 = 0, 4, 16  # offsets in struct seccomp_data (the low half of args[0] on little-endian)
-CLONE_THREAD = 0x00010000
-
-
-def seccomp_program(arch: str) -> list[tuple[int, int, int, int]]:
-    """The BPF filter as (code, jump if true, jump if false, constant): a list of refusals, then allow.
-
-    Each refusal is a comparison that skips its own return when it does not
-    match, so the program reads top to bottom with no labels. ``clone`` is
-    allowed for threads only; ``clone3`` answers ENOSYS, so that libraries
-    fall back to ``clone``, whose flags the filter can see; ``prctl`` may do
-    anything but change the parent-death signal the supervisor relies on.
-    """
-    deny = _ERRNO | errno.EPERM
-    program = [(_LD_ABS, 0, 0, _ARCH), (_JEQ, 1, 0, _AUDIT_ARCH[arch]), (_RET, 0, 0, deny),  # no other ABI
-               (_LD_ABS, 0, 0, _NR), (_JGE, 0, 1, 0x40000000), (_RET, 0, 0, deny)]  # no x32 aliases
-    for name, number in _SYSCALLS[arch].items():
-        if name == "clone":
-            program += [(_JEQ, 0, 4, number), (_LD_ABS, 0, 0, _ARG0), (_JSET, 0, 1, CLONE_THREAD),
-                        (_RET, 0, 0, _ALLOW), (_RET, 0, 0, deny)]
-        elif name == "prctl":
-            program += [(_JEQ, 0, 4, number), (_LD_ABS, 0, 0, _ARG0), (_JEQ, 0, 1, PR_SET_PDEATHSIG),
-                        (_RET, 0, 0, deny), (_RET, 0, 0, _ALLOW)]
-        else:
-            action = _ERRNO | (errno.ENOSYS if name == "clone3" else errno.EPERM)
-            program += [(_JEQ, 0, 1, number), (_RET, 0, 0, action)]
-    return program + [(_RET, 0, 0, _ALLOW)]
-
-
-class _SockFilter(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
-
-
-def install_seccomp() -> bool:
-    """Install the filter (after no_new_privs); False where this architecture has no table here."""
-    arch = platform.machine()
-    if arch not in _SYSCALLS:
-        return False
-    program = seccomp_program(arch)
-    filters = (_SockFilter * len(program))(*[_SockFilter(*instruction) for instruction in program])
-    fprog = _SockFprog(len(program), filters)
-    PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-    return _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
-
-
-# -- Landlock ---------------------------------------------------------------------------
-
-_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
-_RULE_PATH_BENEATH = 1
-_FS_RIGHTS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 5: (1 << 16) - 1}
-EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1, 2, 4, 8
-TRUNCATE, IOCTL_DEV = 1 << 14, 1 << 15
-_FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # the rights a rule on a file may carry
-_NET_TCP = 0b11  # bind and connect (ABI 4)
-_SCOPES = 0b11  # abstract unix sockets and signals (ABI 6)
-
-
-def landlock_abi() -> int:
-    version = _libc.syscall(_CREATE_RULESET, None, 0, 1)  # LANDLOCK_CREATE_RULESET_VERSION
-    return max(int(version), 0)
-
-
-def _fs_rights(abi: int) -> int:
-    return _FS_RIGHTS_BY_ABI[max(level for level in _FS_RIGHTS_BY_ABI if level <= abi)]
-
-
-def _allowed_beneath(root: Path, forbidden: list[Path]):
-    """``root``, or, where a forbidden folder lies inside it, every part of it but that folder."""
-    inside = [f for f in forbidden if f == root or root in f.parents]
-    if not inside:
-        yield root
-        return
-    if root in inside or not root.is_dir():
-        return
-    for entry in root.iterdir():
-        if not entry.is_symlink():
-            yield from _allowed_beneath(entry, forbidden)
-
-
-def landlock(read: list[str], write: list[str], forbidden: list[str], abi: int) -> None:
-    """Restrict this process (and all it may start) to the folders given.
-
-    ``read`` folders are readable (and executable); ``write`` folders are fully
-    usable; ``forbidden`` folders are carved out of any ``read`` folder that
-    holds them (the kit installed inside site-packages, say). Everything else
-    in the filesystem, TCP, and signals to processes outside this domain are
-    refused.
-    """
-    fs = _fs_rights(abi)
-    net = _NET_TCP if abi >= 4 else 0
-    scoped = _SCOPES if abi >= 6 else 0
-    attr = struct.pack("QQQ", fs, net, scoped)
-    size = 8 if abi < 4 else 16 if abi < 6 else 24
-    ruleset = _libc.syscall(_CREATE_RULESET, ctypes.c_char_p(attr), size, 0)
-    if ruleset < 0:
-        _fail("landlock_create_ruleset")
-    try:
-        blocked = [Path(os.path.realpath(path)) for path in forbidden]
-        grants = [(path, READ_FILE | READ_DIR | EXECUTE) for path in read]
-        grants += [(path, fs) for path in write]
-        for path, rights in grants:
-            real = Path(os.path.realpath(path))
-            if not real.exists():
-                continue
-            for allowed in _allowed_beneath(real, blocked) if rights != fs else [real]:
-                _add_path_rule(ruleset, allowed, rights & fs)
-        if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            _fail("no_new_privs")
-        if _libc.syscall(_RESTRICT_SELF, ruleset, 0) != 0:
-            _fail("landlock_restrict_self")
-    finally:
-        os.close(ruleset)
-
-
-def _add_path_rule(ruleset: int, path: Path, rights: int):
-    try:
-        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-    except OSError:
-        return
-    try:
-        if not os.path.isdir(path):
-            rights &= _FILE_RIGHTS
-        attr = struct.pack("=Qi", rights, fd)  # struct landlock_path_beneath_attr is packed
-        if _libc.syscall(_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.c_char_p(attr), 0) != 0:
-            _fail(f"landlock_add_rule {path}")
-    finally:
-        os.close(fd)
-
-
 # -- what the worker reports ------------------------------------------------------------
+
+# Each protection, what it means for the learner's code, and what gives it where it is missing.
+PROTECTIONS = {
+    "filesystem": ("reading only its own folder and Python's",
+                   "Landlock (Linux 5.13 or newer, in the kernel's LSM list), or a grader running as root so that "
+                   "each worker gets a uid of its own"),
+    "signals": ("no signals to other processes", "seccomp, Landlock ABI 6, a PID namespace or a uid of its own"),
+    "network": ("no network", "seccomp or a network namespace"),
+    "processes": ("no new processes", "seccomp, or RLIMIT_NPROC under a uid other than root's"),
+}
 
 
 @dataclass
 class Protections:
-    """Which protections hold in a worker, as it reports them before any learner code runs."""
+    """Which mechanism holds each protection in a worker, as it measured them before any learner code ran."""
 
+    held: dict = field(default_factory=dict)  # protection -> the mechanisms that hold it (empty: it does not hold)
     landlock_abi: int = 0
-    filesystem: bool = False  # Landlock: only the Python installation, its copy and its scratch folder
-    signals: bool = False  # no signal or ptrace to a process outside the worker (Landlock scope or PID namespace)
-    network: bool = False  # no socket at all (seccomp), or no interface (network namespace)
-    processes: bool = False  # no new process (seccomp), or a process limit that binds
     scratch_capped: bool = False  # the scratch folder is a private, size-limited tmpfs
     namespaces: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)  # what the machine refused on the way, in words
 
     def missing(self) -> list[str]:
-        """The protections that do not hold, in words."""
-        wanted = {
-            "filesystem": "filesystem confinement (Landlock)",
-            "signals": "no signals to other processes (Landlock ABI 6 or a PID namespace)",
-            "network": "no network (seccomp or a network namespace)",
-            "processes": "a process limit (seccomp, or RLIMIT_NPROC for a non-root user)",
-        }
-        return [words for name, words in wanted.items() if not getattr(self, name)]
+        """The protections that do not hold, each in words with what would give it."""
+        return [f"{words} (needs {remedy})" for name, (words, remedy) in PROTECTIONS.items()
+                if not self.held.get(name)]
+
+    def mechanisms(self) -> str:
+        """One line: which mechanism holds each protection here."""
+        return "; ".join(f"{name} by {' and '.join(self.held[name])}" for name in PROTECTIONS if self.held.get(name))
+
+    def refusal(self) -> str:
+        """The sentence a command that requires every protection says, and what to do."""
+        lacking = [PROTECTIONS[name] for name in PROTECTIONS if not self.held.get(name)]
+        what = "; ".join(words for words, _ in lacking)
+        remedies = "; ".join(remedy for _, remedy in lacking)
+        why = f" (on this machine: {'; '.join(self.notes)})" if self.notes else ""
+        return (f"grading needs every protection and here learner code would run without: {what}{why}. "
+                f"It needs {remedies}; or pass --allow-unconfined to grade without it")
 
     def to_plain(self) -> dict:
         return asdict(self)
 
 
-def restrict(*, read: list[str], write: list[str], forbidden: list[str], memory_bytes: int, cpu_seconds: int,
-             file_bytes: int, host_uid: int, namespaces: dict[str, bool]) -> Protections:
-    """Apply every protection this kernel offers to the calling process, and report which hold.
+def restrict(*, read: list[str], write: list[str], forbidden: list[str], closed: list[str], unlisted: list[str],
+             memory_bytes: int,
+             cpu_seconds: int, file_bytes: int, host_uid: int, ids: tuple[int, int] | None,
+             namespaces: dict) -> Protections:
+    """Apply every protection this kernel offers to the calling process, and report which mechanism holds each.
 
-    ``host_uid`` is the uid outside any user namespace: RLIMIT_NPROC never
-    binds uid 0, so for root the process cap is the seccomp filter alone.
+    ``ids`` is the uid and gid of the worker's own, for a root grader
+    (:func:`own_uid_obstacle` says whether it may have them); ``closed`` are
+    the folders that uid must find shut (the kit's) and ``unlisted`` those it
+    may pass through but not list (the session's, which holds every learner's
+    copy), for it to count as the filesystem's protection. ``host_uid`` is the uid outside any
+    user namespace: RLIMIT_NPROC never binds uid 0.
     """
+    notes = list(namespaces.get("notes", []))
+    held = {name: [] for name in PROTECTIONS}
     set_limits(memory_bytes, cpu_seconds, file_bytes)
-    if namespaces.get("user") or os.geteuid() == 0:
-        drop_capabilities()
-    elif _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+    privileged = namespaces.get("user") or os.geteuid() == 0
+    if privileged:
+        _drop_bounding_set()
+    own = False
+    if ids is not None:
+        why = _drop_to(ids)
+        if why:
+            notes.append(why)
+        else:
+            own, host_uid = True, ids[0]
+    if privileged and not own:
+        _clear_capabilities()
+    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         _fail("no_new_privs")
-    nproc_binds = host_uid != 0
-    if nproc_binds:  # room for this process's threads and its supervisor, not for a fork bomb
-        resource.setrlimit(resource.RLIMIT_NPROC, (32, 32))
-    seccomp = install_seccomp()
-    abi = landlock_abi()
+    if host_uid != 0:
+        resource.setrlimit(resource.RLIMIT_NPROC, (NPROC_LIMIT, NPROC_LIMIT))
+        held["processes"].append("RLIMIT_NPROC")
+    if own:
+        still_open = _reachable(closed) + [path for path in unlisted if os.access(path, os.R_OK)]
+        if still_open:
+            notes.append(f"{still_open[0]} is open to other users, so a uid of its own does not confine the files")
+        else:
+            held["filesystem"].append("a uid of its own")
+        held["signals"].append("a uid of its own")
+    why = seccomp.install(os.getpid())
+    if why:
+        notes.append(why)
+    else:
+        for name in ("signals", "network", "processes"):
+            held[name].append("seccomp")
+    abi = landlock.abi()
     if abi:
-        landlock(read, write, forbidden, abi)
-    return Protections(
-        landlock_abi=abi,
-        filesystem=abi > 0,
-        signals=abi >= 6 or namespaces.get("pid", False),
-        network=seccomp or namespaces.get("network", False),
-        processes=seccomp or nproc_binds,
-        scratch_capped=namespaces.get("mount", False),
-        namespaces=dict(namespaces),
-    )
+        try:
+            landlock.restrict_self(read, write, forbidden, abi)
+            held["filesystem"].append(f"Landlock ABI {abi}")
+            if abi >= landlock.SCOPE_ABI:
+                held["signals"].append("Landlock")
+        except OSError as error:
+            notes.append(f"Landlock ABI {abi} refused its ruleset ({error.strerror or error})")
+            abi = 0
+    if namespaces.get("pid"):
+        held["signals"].append("a PID namespace")
+    if namespaces.get("network"):
+        held["network"].append("a network namespace")
+    return Protections(held=held, landlock_abi=abi, scratch_capped=namespaces.get("mount", False),
+                       namespaces={name: value for name, value in namespaces.items() if name != "notes"}, notes=notes)
 
 
 def python_installation(forbidden: list[str]) -> list[str]:
@@ -358,8 +422,11 @@ def python_installation(forbidden: list[str]) -> list[str]:
         if entry and real.is_dir() and not any(real == path or real in path.parents for path in blocked):
             folders.add(str(real))
     folders |= {"/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/etc/localtime"}
-    return sorted(folders | set(DEVICES))
+    return sorted(folders | set(DEVICES) | set(MACHINE_DESCRIPTION))
 
 
 # Devices any library may open: randomness (torch reads it at import, numpy to seed) and a sink for output.
 DEVICES = ("/dev/urandom", "/dev/random", "/dev/null", "/dev/zero")
+# What numerical libraries read to learn the machine (torch's cpuinfo at first use, OpenBLAS and numpy's CPU
+# feature detection): read-only descriptions of the processors, holding nothing of anyone's work.
+MACHINE_DESCRIPTION = ("/proc/cpuinfo", "/sys/devices/system/cpu", "/sys/fs/cgroup/cpu.max")

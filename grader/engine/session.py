@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from grader.engine import codec, intake, registry
+from grader.engine import codec, confine, intake, registry
 from grader.engine.confine import Protections
 from grader.engine.errors import IsolationError, KitError, SubmissionError
 from grader.engine.options import TIME_BUDGET
@@ -44,8 +44,13 @@ class Session:
         self.printed_lines = 10**6 if all_output else PRINTED_LINES
         # Carved out of what learners may read, wherever they lie (the kit installed in site-packages):
         self.forbidden = sorted({str(registry.PACKAGE_DIR), str(registry.KIT_ROOT / "solutions"),
-                                 str(registry.KIT_ROOT / "tests"),
+                                 str(registry.KIT_ROOT / "tests"), str(registry.KIT_ROOT / ".git"),
                                  *map(str, forbidden)})
+        if os.geteuid() == 0:  # workers may get uids of their own: they pass through here to their copy, no more
+            os.chmod(self.root, 0o711)
+            if confine.needs_closed_folders():  # and nothing else keeps them from the kit's files
+                confine.close_to_others(self.forbidden)
+        self.groups: dict[str, int] = {}  # a learner's copy -> the group its workers read it with (root only)
         self.slots: dict[tuple, Slot] = {}
         self.copies: dict[str, str | SubmissionError] = {}
         self.protections: Protections | None = None
@@ -102,7 +107,7 @@ class Session:
         if self.protections is None:
             self.protections = reported
         if self.require_isolation and reported.missing():
-            raise IsolationError("isolation is required and this machine lacks " + "; ".join(reported.missing()))
+            raise IsolationError(reported.refusal())
 
     def trusted_answer(self, directory: str | None, module: str, function: str, args, limits: Limits):
         """A trusted function's answer (the reference's, the kit's), computed once per session and arguments.
@@ -140,6 +145,9 @@ class Session:
             try:
                 intake.copy_submission(Path(directory), target)
                 os.chmod(target, 0o755)
+                if os.geteuid() == 0:  # readable by this learner's workers alone, whatever uid each gets
+                    self.groups[str(target)] = confine.group_for(os.getpid(), len(self.groups))
+                    confine.share_with_group(target, self.groups[str(target)])
                 self.copies[directory] = str(target)
             except SubmissionError as error:
                 self.copies[directory] = error

@@ -141,6 +141,7 @@ class Slot:
             "models": [codec.to_plain(spec)["model_spec"] for spec in sorted(self.built, key=repr)],
             "output_limit": self.session.output_limit, "model_builder": registry.MODEL_BUILDER,
             "hung": [] if self.trusted else [[module, function] for module, function in self.known_hangs()],
+            "group": self.session.groups.get(self.directory or ""),
         }
         fork_server = servers.server("transformers" if self.built else self.limits.needs)
         try:
@@ -156,7 +157,11 @@ class Slot:
                 error, dict) else "no reason given"
             raise KitError(f"a worker could not be set up ({detail})")
         if not self.trusted:
-            self.session.note_protections(ready.get("protections"))
+            try:
+                self.session.note_protections(ready.get("protections"))
+            except KitError:  # refused: the worker goes before any learner code could reach it
+                self.stop()
+                raise
 
     def stop(self):
         if self.worker is not None:

@@ -66,6 +66,7 @@ class Settings:
     model_builder: str = ""  # the module that builds them (registry.MODEL_BUILDER): the engine names no lesson module
     output_limit: int = 4000  # characters of printed output kept per call
     hung: list[list[str]] = field(default_factory=list)  # [module, function] that ran past their time limit
+    group: int | None = None  # the group that may read the learner's copy, where a root grader gives uids of their own
     cpu_backstop: int = 900  # seconds of CPU for the whole worker, in case the judge dies
     scratch_bytes: int = 64 * 2**20
     file_bytes: int = 64 * 2**20
@@ -78,7 +79,15 @@ def supervise(data_fd: int, status_fd: int, settings: Settings):
     """Run in the fork server's child: set up, fork the worker, report its pid and its end. Never returns."""
     confine.die_with_parent()  # the fork server ends when the judge does, and takes us along
     host_uid = os.geteuid()
-    namespaces = confine.enter_namespaces(settings.scratch, settings.scratch_bytes) if settings.confined else {}
+    ids, namespaces = None, {}
+    if settings.confined:
+        obstacle = confine.own_uid_obstacle()
+        if not obstacle:  # a root grader: the worker gets a uid of its own, and its scratch folder
+            ids = confine.own_ids(os.getpid(), settings.group)
+            os.chown(settings.scratch, *ids)
+        namespaces = confine.enter_namespaces(settings.scratch, settings.scratch_bytes, ids)
+        if obstacle and host_uid == 0:
+            namespaces["notes"].append(obstacle)
     alive, alive_writer = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -87,7 +96,7 @@ def supervise(data_fd: int, status_fd: int, settings: Settings):
         confine.die_with_parent()
         if select.select([alive], [], [], 0)[0]:  # the supervisor died before the line above took effect
             os._exit(1)
-        serve(data_fd, settings, namespaces, host_uid, keep=(alive,))
+        serve(data_fd, settings, namespaces, host_uid, ids, keep=(alive,))
     os.close(data_fd)
     os.close(alive)
     os.write(status_fd, f"pid {pid}\n".encode())
@@ -100,7 +109,7 @@ def supervise(data_fd: int, status_fd: int, settings: Settings):
 # -- the worker ---------------------------------------------------------------------------
 
 
-def serve(data_fd: int, settings: Settings, namespaces: dict, host_uid: int, keep=()):
+def serve(data_fd: int, settings: Settings, namespaces: dict, host_uid: int, ids: tuple[int, int] | None, keep=()):
     """Set up, confine, report, then answer requests until the judge hangs up. Never returns."""
     conn = socket.socket(fileno=data_fd)
     try:
@@ -111,8 +120,9 @@ def serve(data_fd: int, settings: Settings, namespaces: dict, host_uid: int, kee
             protections = confine.restrict(
                 read=confine.python_installation(settings.forbidden) + list(settings.readable),
                 write=[settings.scratch, "/dev/null"],
-                forbidden=list(settings.forbidden), memory_bytes=settings.memory_limit,
-                cpu_seconds=settings.cpu_backstop, file_bytes=settings.file_bytes, host_uid=host_uid,
+                forbidden=list(settings.forbidden), closed=list(settings.forbidden),
+                unlisted=[os.path.dirname(settings.scratch)], memory_bytes=settings.memory_limit,
+                cpu_seconds=settings.cpu_backstop, file_bytes=settings.file_bytes, host_uid=host_uid, ids=ids,
                 namespaces=namespaces).to_plain()
         else:
             confine.set_limits(settings.memory_limit, settings.cpu_backstop, settings.file_bytes)

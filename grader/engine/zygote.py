@@ -105,6 +105,7 @@ def main():
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
+    confine.prepare()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
     control.send(b'{"ready": true}')
     while True:
