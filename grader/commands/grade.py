@@ -19,7 +19,7 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from grader.commands import check
-from grader.engine import batch, options, registry, runner
+from grader.engine import batch, confine, options, registry, runner
 from grader.engine.intake import Student, escaped
 from grader.engine.options import Options
 from grader.engine.results import SubmissionResult, write_atomically
@@ -81,6 +81,7 @@ def main(argv=None) -> int:
               "platform's export (unzipped), or one with a subfolder (or .zip) per student", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
+    confine.close_to_workers([args.submissions, args.out])  # every student's work and every result
     todo = [s for s in intake.students if args.force or _result_in(args.out, s) is None]
     if not todo:
         print(f"softlookup grade: nothing new: all {len(intake.students)} students were graded in {args.out} "

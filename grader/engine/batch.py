@@ -206,8 +206,8 @@ class _Coordinator:
             if not judge.ready:
                 return judge.failure()
             reply = {"crashed": judge.why(), "stopping": True}
-        if "fatal" in reply:
-            return f"a judge stopped while grading {judge.current.id}: {one_line(reply['fatal'])}"
+        if "fatal" in reply:  # decided before the student's code ran: this machine's fault, not theirs
+            return f"no student can be graded here: {one_line(reply['fatal'], 600)}"
         if "ready" in reply:
             judge.ready = True
             return ""

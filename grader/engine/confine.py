@@ -213,19 +213,16 @@ def share_with_group(folder: Path, group: int):
             os.chmod(os.path.join(root, name), 0o640)
 
 
-def close_to_others(paths) -> None:
-    """Take every right of other users from each folder of ``paths`` (the kit's, the class's, the results')."""
+def close_to_workers(paths) -> None:
+    """Where the files rest on their modes (a root grader without Landlock), take every right of other users
+    from each folder of ``paths``: the kit's, the class's, the results'. Elsewhere, leave them as they are."""
+    if os.geteuid() != 0 or landlock.abi() != 0:
+        return
     for path in paths:
         try:
-            mode = os.stat(path).st_mode
-            os.chmod(path, stat.S_IMODE(mode) & ~0o007)
+            os.chmod(path, stat.S_IMODE(os.stat(path).st_mode) & ~0o007)
         except OSError:
             continue
-
-
-def needs_closed_folders() -> bool:
-    """Whether the filesystem rests on file modes here: a root grader on a kernel without Landlock."""
-    return os.geteuid() == 0 and landlock.abi() == 0
 
 
 def _drop_to(ids: tuple[int, int]) -> str:
@@ -301,8 +298,8 @@ def set_limits(memory_bytes: int, cpu_seconds: int, file_bytes: int):
 # Each protection, what it means for the learner's code, and what gives it where it is missing.
 PROTECTIONS = {
     "filesystem": ("reading only its own folder and Python's",
-                   "Landlock (Linux 5.13 or newer, in the kernel's LSM list), or a grader running as root so that "
-                   "each worker gets a uid of its own"),
+                   "Landlock (Linux 5.13 or newer) or a grader running as root, which gives each worker a uid of "
+                   "its own"),
     "signals": ("no signals to other processes", "seccomp, Landlock ABI 6, a PID namespace or a uid of its own"),
     "network": ("no network", "seccomp or a network namespace"),
     "processes": ("no new processes", "seccomp, or RLIMIT_NPROC under a uid other than root's"),
@@ -329,21 +326,19 @@ class Protections:
         return "; ".join(f"{name} by {' and '.join(self.held[name])}" for name in PROTECTIONS if self.held.get(name))
 
     def refusal(self) -> str:
-        """The sentence a command that requires every protection says, and what to do."""
+        """The sentence a road that requires every protection refuses with: what is missing, and what gives it."""
         lacking = [PROTECTIONS[name] for name in PROTECTIONS if not self.held.get(name)]
         what = "; ".join(words for words, _ in lacking)
         remedies = "; ".join(remedy for _, remedy in lacking)
-        why = f" (on this machine: {'; '.join(self.notes)})" if self.notes else ""
-        return (f"grading needs every protection and here learner code would run without: {what}{why}. "
-                f"It needs {remedies}; or pass --allow-unconfined to grade without it")
+        return (f"learner code cannot be confined here (it would run without {what}): it needs {remedies}; "
+                "softlookup grade --allow-unconfined grades without")
 
     def to_plain(self) -> dict:
         return asdict(self)
 
 
 def restrict(*, read: list[str], write: list[str], forbidden: list[str], closed: list[str], unlisted: list[str],
-             memory_bytes: int,
-             cpu_seconds: int, file_bytes: int, host_uid: int, ids: tuple[int, int] | None,
+             memory_bytes: int, cpu_seconds: int, file_bytes: int, host_uid: int, ids: tuple[int, int] | None,
              namespaces: dict) -> Protections:
     """Apply every protection this kernel offers to the calling process, and report which mechanism holds each.
 
@@ -351,8 +346,9 @@ def restrict(*, read: list[str], write: list[str], forbidden: list[str], closed:
     (:func:`own_uid_obstacle` says whether it may have them); ``closed`` are
     the folders that uid must find shut (the kit's) and ``unlisted`` those it
     may pass through but not list (the session's, which holds every learner's
-    copy), for it to count as the filesystem's protection. ``host_uid`` is the uid outside any
-    user namespace: RLIMIT_NPROC never binds uid 0.
+    copy), for it to count as the filesystem's protection where no Landlock
+    does; seccomp then refuses every write. ``host_uid`` is the uid outside
+    any user namespace: RLIMIT_NPROC never binds uid 0.
     """
     notes = list(namespaces.get("notes", []))
     held = {name: [] for name in PROTECTIONS}
@@ -374,19 +370,6 @@ def restrict(*, read: list[str], write: list[str], forbidden: list[str], closed:
     if host_uid != 0:
         resource.setrlimit(resource.RLIMIT_NPROC, (NPROC_LIMIT, NPROC_LIMIT))
         held["processes"].append("RLIMIT_NPROC")
-    if own:
-        still_open = _reachable(closed) + [path for path in unlisted if os.access(path, os.R_OK)]
-        if still_open:
-            notes.append(f"{still_open[0]} is open to other users, so a uid of its own does not confine the files")
-        else:
-            held["filesystem"].append("a uid of its own")
-        held["signals"].append("a uid of its own")
-    why = seccomp.install(os.getpid())
-    if why:
-        notes.append(why)
-    else:
-        for name in ("signals", "network", "processes"):
-            held[name].append("seccomp")
     abi = landlock.abi()
     if abi:
         try:
@@ -397,6 +380,21 @@ def restrict(*, read: list[str], write: list[str], forbidden: list[str], closed:
         except OSError as error:
             notes.append(f"Landlock ABI {abi} refused its ruleset ({error.strerror or error})")
             abi = 0
+    read_only = own and not abi  # no Landlock keeps writes to the scratch folder: seccomp refuses them all
+    why = seccomp.install(os.getpid(), read_only)
+    if why:
+        notes.append(why)
+    else:
+        for name in ("signals", "network", "processes"):
+            held[name].append("seccomp")
+    if own:
+        held["signals"].append("a uid of its own")
+    if read_only:
+        still_open = _reachable(closed) + [path for path in unlisted if os.access(path, os.R_OK)]
+        if still_open:
+            notes.append(f"{still_open[0]} is open to other users, so a uid of its own does not confine the files")
+        elif not why:
+            held["filesystem"].append("a uid of its own, writing nothing (seccomp)")
     if namespaces.get("pid"):
         held["signals"].append("a PID namespace")
     if namespaces.get("network"):

@@ -43,6 +43,22 @@ _SYSCALLS = {  # the calls a worker never needs, by architecture, then the ones 
                     kill=129, tgkill=131),
 }
 _SELF_ONLY = ("kill", "tgkill")  # allowed when their first argument is the worker's own pid
+# What changes a file, refused where no Landlock confines writes (a root grader's worker under a uid of its own,
+# for which any world-writable folder would otherwise do): file-opening calls by their flags, the rest whole.
+_FILE_CHANGES = {
+    "x86_64": dict(openat2=437, creat=85, mkdir=83, mkdirat=258, rmdir=84, unlink=87, unlinkat=263, rename=82,
+                   renameat=264, renameat2=316, link=86, linkat=265, symlink=88, symlinkat=266, chmod=90, fchmod=91,
+                   fchmodat=268, fchmodat2=452, chown=92, fchown=93, lchown=94, fchownat=260, truncate=76,
+                   ftruncate=77, mknod=133, mknodat=259, utime=132, utimes=235, utimensat=280, futimesat=261,
+                   setxattr=188, lsetxattr=189, fsetxattr=190, removexattr=197, lremovexattr=198,
+                   fremovexattr=199, fallocate=285),
+    "aarch64": dict(openat2=437, mkdirat=34, unlinkat=35, renameat=38, renameat2=276, linkat=37, symlinkat=36,
+                    fchmod=52, fchmodat=53, fchmodat2=452, fchown=55, fchownat=54, truncate=45, ftruncate=46,
+                    mknodat=33, utimensat=88, setxattr=5, lsetxattr=6, fsetxattr=7, removexattr=14,
+                    lremovexattr=15, fremovexattr=16, fallocate=47),
+}
+_OPENS = {"x86_64": {2: 24, 257: 32}, "aarch64": {56: 32}}  # open and openat: the offset of their flags argument
+_WRITE_FLAGS = 0o1 | 0o2 | 0o100 | 0o1000 | 0o2000  # O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 _LD_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF opcodes (word loads, constant jumps)
 _ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
@@ -56,7 +72,7 @@ def supported() -> bool:
     return platform.machine() in _SYSCALLS
 
 
-def program(arch: str, own_pid: int) -> list[tuple[int, int, int, int]]:
+def program(arch: str, own_pid: int, read_only: bool = False) -> list[tuple[int, int, int, int]]:
     """The BPF filter as (code, jump if true, jump if false, constant): a list of refusals, then allow.
 
     Each refusal is a comparison that skips its own return when it does not
@@ -67,6 +83,8 @@ def program(arch: str, own_pid: int) -> list[tuple[int, int, int, int]]:
     anything but change the parent-death signal the supervisor relies on;
     ``kill`` and ``tgkill`` reach ``own_pid`` only (the kernel reads a pid as
     the low 32 bits of the argument, which is what the filter compares).
+    With ``read_only``, no file may be opened for writing, created, removed,
+    renamed or changed.
     """
     deny = _ERRNO | errno.EPERM
     code = [(_LD_ABS, 0, 0, _ARCH), (_JEQ, 1, 0, _AUDIT_ARCH[arch]), (_RET, 0, 0, deny),  # no other ABI
@@ -84,6 +102,12 @@ def program(arch: str, own_pid: int) -> list[tuple[int, int, int, int]]:
         else:
             action = _ERRNO | (errno.ENOSYS if name == "clone3" else errno.EPERM)
             code += [(_JEQ, 0, 1, number), (_RET, 0, 0, action)]
+    if read_only:
+        for number in _FILE_CHANGES[arch].values():
+            code += [(_JEQ, 0, 1, number), (_RET, 0, 0, deny)]
+        for number, flags in _OPENS[arch].items():  # a refusal whose test reloads the number afterwards
+            code += [(_JEQ, 0, 4, number), (_LD_ABS, 0, 0, flags), (_JSET, 0, 1, _WRITE_FLAGS),
+                     (_RET, 0, 0, deny), (_RET, 0, 0, _ALLOW)]
     return code + [(_RET, 0, 0, _ALLOW)]
 
 
@@ -95,12 +119,12 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-def install(own_pid: int) -> str:
+def install(own_pid: int, read_only: bool = False) -> str:
     """Install the filter (after no_new_privs); "" once it holds, else why it does not, in words."""
     arch = platform.machine()
     if arch not in _SYSCALLS:
         return f"seccomp: the kit has no system call table for {arch}"
-    code = program(arch, own_pid)
+    code = program(arch, own_pid, read_only)
     filters = (_SockFilter * len(code))(*[_SockFilter(*instruction) for instruction in code])
     fprog = _SockFprog(len(code), filters)
     PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2

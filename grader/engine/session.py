@@ -48,8 +48,7 @@ class Session:
                                  *map(str, forbidden)})
         if os.geteuid() == 0:  # workers may get uids of their own: they pass through here to their copy, no more
             os.chmod(self.root, 0o711)
-            if confine.needs_closed_folders():  # and nothing else keeps them from the kit's files
-                confine.close_to_others(self.forbidden)
+            confine.close_to_workers(self.forbidden)
         self.groups: dict[str, int] = {}  # a learner's copy -> the group its workers read it with (root only)
         self.slots: dict[tuple, Slot] = {}
         self.copies: dict[str, str | SubmissionError] = {}
