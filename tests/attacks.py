@@ -469,19 +469,27 @@ def _processes_under(folder: Path) -> list[str]:
     return found
 
 
-def run_attack(attack: Attack, kit: Path, work: Path, python: str = sys.executable) -> Outcome:
-    """Grade ``attack`` against the kit copy ``kit`` in a fresh judge process, and inspect everything after."""
+def run_attack(attack: Attack, kit: Path, work: Path, python: str = sys.executable, launcher: tuple = (),
+               as_user: tuple = ()) -> Outcome:
+    """Grade ``attack`` against the kit copy ``kit`` in a fresh judge process, and inspect everything after.
+
+    ``launcher`` runs the judge as another machine would (tests/environments.py), and ``as_user`` the
+    neighbour as the same user; their folders are then open to that user.
+    """
     if missing := attack.missing_targets(kit):
         raise AssertionError(f"{attack.name} aims at {missing}, which the kit no longer has: aim it again")
     submission, temporary, results = work / "submission", work / "tmp", work / "results.json"
     shutil.copytree(kit / "assignments", submission)
     temporary.mkdir()
-    neighbour = subprocess.Popen([python, "-c", "import time; time.sleep(600)"])
+    neighbour = subprocess.Popen([*as_user, python, "-c", "import time; time.sleep(600)"])
     server, received = _listener()
     (submission / f"{attack.module}.py").write_text(
         attack.source(kit, neighbour.pid, server.getsockname()[1], results))
     for name, target in attack.links.items():
         (submission / name).symlink_to(kit / target)
+    if launcher:
+        for path in (work, submission, temporary, *submission.iterdir()):
+            os.chmod(path, 0o777)
     before, site_before = manifest(kit), _site_packages()
     environment = {**os.environ, "PYTHONPATH": str(kit), "TMPDIR": str(temporary), "HF_HUB_OFFLINE": "1",
                    "SOFTLOOKUP_ATTACK_SECRET": SECRET, "COLUMNS": "200"}
@@ -489,7 +497,8 @@ def run_attack(attack: Attack, kit: Path, work: Path, python: str = sys.executab
                str(results), "--time-limit", str(TIME_LIMIT), "--solutions", str(kit / "solutions")]
     started = time.monotonic()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=BOUND, cwd=work)
+        done = subprocess.run([*launcher, *command], capture_output=True, text=True, env=environment, timeout=BOUND,
+                              cwd=work)
         exit_code, output = done.returncode, done.stdout + done.stderr
     except subprocess.TimeoutExpired as expired:
         exit_code, output = None, f"{expired.stdout or ''}{expired.stderr or ''}"

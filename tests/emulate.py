@@ -45,7 +45,7 @@ libc.syscall.restype = ctypes.c_long
 
 CLONE_NEWNS = 0x00020000
 NAMESPACE_FLAGS = 0x7E020000  # every CLONE_NEW* flag, as Docker's profile masks them
-MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
+MS_BIND, MS_REC, MS_PRIVATE, MNT_DETACH = 0x1000, 0x4000, 0x40000, 2
 
 SYSCALLS = {
     "x86_64": dict(unshare=272, setns=308, mount=165, umount2=166, pivot_root=155, clone=56, clone3=435,
@@ -89,6 +89,9 @@ def readable_python():
         os.chmod(folder, 0o755)
     if libc.mount(os.fsencode(keep), os.fsencode(prefix), None, MS_BIND | MS_REC, None) != 0:
         fail("putting the installation back")
+    if libc.umount2(os.fsencode(keep), MNT_DETACH) != 0:
+        fail("leaving the installation's stand-in")
+    os.rmdir(keep)
 
 
 # -- 3. Ubuntu 24.04's refused uid map ----------------------------------------------------------

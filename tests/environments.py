@@ -40,6 +40,14 @@ class Environment:
     def root(self) -> bool:
         return self.uid == 0
 
+    def launcher(self) -> list[str]:
+        """The command prefix that runs a command here."""
+        return [sys.executable, str(EMULATE), *self.flags, "--"]
+
+    def as_user(self) -> list[str]:
+        """The command prefix that runs a command as this environment's user, in place (its pid is the command's)."""
+        return [] if self.root else [sys.executable, str(EMULATE), "--readable-python", "--uid", str(self.uid), "--"]
+
 
 ENVIRONMENTS = [
     # Gradescope: Docker's default profile, root in the container, a host kernel without Landlock.
@@ -128,9 +136,7 @@ class World:
         self.home = self.folder("home")
         self.out = self.folder("out")  # what the environment's user writes: results, gradebooks
         self.marks = self.folder("marks")  # where the hostile student could write, if its files are not confined
-        as_user = [] if environment.root else [sys.executable, str(EMULATE), "--readable-python", "--uid",
-                                               str(environment.uid), "--"]  # execs in place: the pid is the sleeper's
-        self.neighbour = subprocess.Popen([*as_user, sys.executable, "-c", "import time; time.sleep(900)"])
+        self.neighbour = subprocess.Popen([*environment.as_user(), sys.executable, "-c", "import time; time.sleep(900)"])
         self.listener = socket.socket()
         self.listener.bind(("127.0.0.1", 0))
         self.listener.listen()
@@ -180,8 +186,7 @@ class World:
         environment = {**os.environ, "PYTHONPATH": str(self.kit), "HOME": str(self.home), "HF_HUB_OFFLINE": "1",
                        "COLUMNS": "200", "SOFTLOOKUP_NO_SERVER": "1", "PATH": path, **env}
         environment.pop("XDG_RUNTIME_DIR", None)
-        launcher = [sys.executable, str(EMULATE), *self.environment.flags, "--"]
-        return subprocess.run([*launcher, *map(str, command)], capture_output=True, text=True, env=environment,
+        return subprocess.run([*self.environment.launcher(), *map(str, command)], capture_output=True, text=True, env=environment,
                               cwd=cwd or self.base, timeout=timeout)
 
     def close(self):

@@ -22,6 +22,7 @@ import zipfile
 import nbformat
 import pytest
 
+from attacks import ATTACKS, SECRET, run_attack
 from classes import NUMPY, OPTIONS, reference
 from environments import ENVIRONMENTS, World, self_contained_lookup
 from grader.engine import registry
@@ -167,3 +168,17 @@ def test_nbgrader_step_grades_or_refuses(world):
     scores = notebook_scores(course, "reference")
     assert scores["softmax"] == 0 and scores["lookup"] > 0, scores
     assert not world.contained("nbgrader"), world.contained("nbgrader")
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=[attack.name for attack in ATTACKS])
+def test_the_attack_corpus_holds(world, attack):
+    """tests/attacks.py, each attack graded by a learner's check, as on the full kernel (test_attacks.py)."""
+    if not world.environment.grades:
+        pytest.skip("the files are not confined here: check says so, and grading is refused")
+    work = world.folder(f"attack-{ATTACKS.index(attack)}")
+    outcome = run_attack(attack, world.kit, work, launcher=tuple(world.environment.launcher()),
+                         as_user=tuple(world.environment.as_user()))
+    assert outcome.exit_code == 1 and outcome.score == 0, f"{attack.name}: {outcome.score}\n{outcome.output[-3000:]}"
+    assert outcome.results_intact and outcome.kit_intact and outcome.site_packages_intact
+    assert outcome.neighbour_alive and not outcome.leftovers and outcome.connections == 0, outcome
+    assert not outcome.leaked and SECRET not in outcome.output
