@@ -33,9 +33,9 @@ from grader.usage import UsageError
 SHIPPED = [
     "__init__.py", "cli.py", "usage.py",
     *[f"engine/{name}.py" for name in ("__init__", "codec", "confine", "edition", "errors", "ground_truth",
-                                        "inspection", "intake", "judge", "notebooks", "options", "plugin", "proxies",
-                                        "registry", "results", "runner", "servers", "session", "slot", "worker",
-                                        "zygote")],
+                                        "inspection", "intake", "judge", "landlock", "notebooks", "options",
+                                        "plugin", "proxies", "registry", "results", "runner", "seccomp", "servers",
+                                        "session", "slot", "worker", "zygote")],
     *[f"reports/{name}.py" for name in ("__init__", "classroom", "gradescope", "html_table", "markup",
                                          "pytest_table", "terminal", "verdicts")],
     *[f"warm/{name}.py" for name in ("__init__", "client", "place", "server")],
