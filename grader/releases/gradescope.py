@@ -54,6 +54,10 @@ apt-get install -y -qq "$PYTHON-venv"  # ensurepip, for the venv
 "$PYTHON" -m venv "$ROOT/venv"
 "$ROOT/venv/bin/pip" install --no-cache-dir -r "$ROOT/source/requirements.txt"
 "$ROOT/venv/bin/pip" install --no-cache-dir --no-deps "$ROOT/source/kit"
+# Gradescope's hosts have no Landlock: each worker runs under a uid of its own, which must be able to import
+# from the venv (the kit closes its own folders, the reference's and the results' to it when it grades).
+chmod o+x "$ROOT"
+chmod -R o+rX "$ROOT/venv"
 
 # Here rather than at a student's submission: the reference must earn full marks, every protection holding.
 "$ROOT/venv/bin/python" -I -m grader.commands.autograder selftest "$ROOT"
