@@ -50,6 +50,8 @@ class Environment:
 
 
 ENVIRONMENTS = [
+    # A full Linux graded as root with a system Python (open to other users): a uid of its own on top of it all.
+    Environment("full-kernel-root", ("--readable-python",)),
     # Gradescope: Docker's default profile, root in the container, a host kernel without Landlock.
     Environment("gradescope", ("--docker", "--landlock", "none", "--readable-python")),
     # Docker (or Kubernetes with RuntimeDefault) on Debian 12's kernel 6.1: Landlock ABI 2, root in the container.
