@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.engine.intake import NAME_BYTES, Student, escaped, is_litter
+from grader.engine.intake import NAME_BYTES, Student, escaped, is_litter, link_refused
 
 @dataclass
 class Intake:
@@ -81,6 +81,6 @@ def plain_name(name: str) -> str | None:
 
 
 def link_problem(shown: str) -> str:
-    """Why a link cannot be graded: it may point anywhere on this machine, so it is never followed."""
-    return f"the entry {shown} is a link; put the student's files themselves there"
+    """Why an entry of the export that is a link cannot be graded (:func:`~grader.engine.intake.link_refused`)."""
+    return link_refused(f"the entry {shown}")
 
