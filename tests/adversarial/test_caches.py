@@ -2,8 +2,9 @@
 
 Both keep results between gradings and grade again only when the folder
 changed. Whatever the graded code depends on must count as a change: a
-package of the learner's own (a folder with ``__init__.py``), a helper
-module, an exercise imported through another one. Each case saves one of
+package of the learner's own (a folder with ``__init__.py``, imported
+absolutely or through a relative import), a helper module, an exercise
+imported through another one. Each case saves one of
 those, then compares what the warm or watched check says with a fresh
 in-process check (``--no-server``) of the same folder, exercise by exercise.
 """
@@ -101,14 +102,16 @@ def test_a_fix_in_the_learners_own_package_is_graded(warm, tmp_path):
 
 
 def test_a_helper_broken_after_a_passing_check_loses_its_points(warm, tmp_path):
+    """The helper is a module of the learner's package, reached through its __init__.py's relative import."""
     folder = tmp_path / "work"
-    folder.mkdir()
-    (folder / "helper.py").write_text(STABLE)
-    (folder / "softmax.py").write_text("from helper import softmax\n")
+    (folder / "tools").mkdir(parents=True)
+    (folder / "tools" / "__init__.py").write_text("from .weights import softmax\n")
+    (folder / "tools" / "weights.py").write_text(STABLE)
+    (folder / "softmax.py").write_text("from tools import softmax\n")
     shutil.copy(SOLUTIONS / "lookup.py", folder)
     first = warm(folder, "softmax", "lookup")
     assert first == fresh(folder, "softmax", "lookup") and first[0] == {name: FULL[name] for name in ("softmax", "lookup")}
-    save(folder / "helper.py", NAIVE)
+    save(folder / "tools" / "weights.py", NAIVE)
     second = warm(folder, "softmax", "lookup")
     assert second == fresh(folder, "softmax", "lookup"), second[1]
     assert second[0]["softmax"] != FULL["softmax"]
