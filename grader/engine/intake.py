@@ -34,6 +34,7 @@ from grader.engine.errors import SubmissionError
 MAX_FILES = 500
 MAX_BYTES = 20 * 2**20
 ZIP_DEPTH = 16  # folders a zip member may sit in: an export nests its modules two or three deep
+FOLDER_DEPTH = 32  # folders deep a graded copy may go (a package of packages is a few deep)
 NAME_BYTES = 255  # the longest file name a file system takes
 REASON_CHARS = 300  # a reason written into a student's files is one line of at most this
 # What tools leave beside submissions: never a student, so left out (and named in one line before grading).
@@ -255,13 +256,16 @@ def submission_files(source: Path) -> list[tuple[Path, Path]]:
     """What a graded copy of the folder ``source`` holds: ``(path inside it, path)`` for every folder and file,
     folders first, ``__pycache__`` and hidden entries left out; a link inside is listed as itself.
 
-    Raises SubmissionError ("invalid") past :data:`MAX_FILES` entries: a submission that large is refused
-    anyway, and nothing reads more of it than that.
+    Raises SubmissionError ("invalid") past :data:`MAX_FILES` entries or :data:`FOLDER_DEPTH` folders deep: a
+    submission that large is refused anyway, and nothing reads more of it than that.
     """
     found = []
     for folder, subfolders, names in os.walk(source, followlinks=False):
         subfolders[:] = sorted(name for name in subfolders if name != "__pycache__" and not name.startswith("."))
         relative = Path(folder).relative_to(source)
+        if subfolders and len(relative.parts) >= FOLDER_DEPTH:
+            raise SubmissionError("invalid", f"{source} holds folders more than {FOLDER_DEPTH} deep: submit only "
+                                             "your modules")
         found += [(relative / name, Path(folder) / name) for name in [*subfolders, *sorted(names)]
                   if not name.startswith(".")]
         if len(found) > 2 * MAX_FILES:  # folders count too, and a copy holds at most MAX_FILES files
