@@ -10,8 +10,8 @@ interpreter start-up and every import are part of the figure:
 
 * without the server: `--no-server`, grading in the process, as before the warm server;
 * first check: a new private runtime folder, so the check starts the server and is served by it;
-* after an edit: the server warm, the last solved exercise's file just changed (graded again, with the
-  exercises that import it);
+* after an edit: the server warm, the last solved exercise's file just changed (every exercise is graded
+  again: any change to the folder does that);
 * unchanged: the server warm, nothing changed since the last check.
 """
 

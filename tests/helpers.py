@@ -21,7 +21,11 @@ ASSIGNMENTS = registry.KIT_ROOT / "assignments"
 SOFTLOOKUP = [sys.executable, "-m", "grader.cli"]
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "120"}
 NBGRADER = [sys.executable, "-m", "nbgrader"]
-NBGRADER_ENV = {**ENV, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{ENV.get('PATH', '')}"}
+# nbgrader runs `alembic` by name, so the venv's scripts folder goes first on PATH; in a venv that borrows the
+# system's packages, nbconvert's templates (generate_feedback's HTML) lie under the base interpreter's prefix.
+NBGRADER_ENV = {**ENV, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{ENV.get('PATH', '')}",
+                "JUPYTER_PATH": os.pathsep.join(filter(None, [ENV.get("JUPYTER_PATH"),
+                                                              str(Path(sys.base_prefix) / "share" / "jupyter")]))}
 SECONDS = {}  # nbgrader's steps, how long each took: printed by the nbgrader test
 
 

@@ -11,14 +11,16 @@ ones add.
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from rich.console import Console
 
 from grader.commands import hint
-from grader.engine import edition, inspection, notebooks, options, registry
-from grader.engine.intake import exercise_folder
+from grader.engine import edition, notebooks, options, registry
+from grader.engine.intake import exercise_folder, link_on_the_way
+from grader.engine.keeper import Keeper, fingerprint
 from grader.engine.options import Options
 from grader.engine.results import SubmissionResult
 from grader.engine.runner import run_checks, stop_cleanly_on_sigterm
@@ -67,9 +69,11 @@ def usage_problem(args) -> str | None:
     if args.directory is None:
         here = Path.cwd()
         has_modules = any((here / f"{exercise.module}.py").is_file() for exercise in registry.EXERCISES)
-        args.directory = here if has_modules else Path("assignments")
+        top, args.directory = here, (here if has_modules else Path("assignments"))
     else:  # a clone of the student bundle, say, holds the exercises in its assignments/, as the default finds them
-        args.directory = exercise_folder(args.directory) or args.directory
+        top, args.directory = args.directory, exercise_folder(args.directory) or args.directory
+    # The folder named is read as it is; a link below it (assignments/ to someone else's work) is not followed.
+    args.refused = link_on_the_way(top.absolute(), args.directory.absolute()) if args.directory.is_dir() else ""
     if not args.directory.is_dir():
         return (f"{args.directory} is not a folder; give the folder that holds your exercise modules "
                 "(default: this folder if it holds them, else ./assignments)")
@@ -96,10 +100,10 @@ def main(argv=None, grading=None) -> int:
     exercises, chosen = chosen_exercises(args), Options.of(args)
     stop_cleanly_on_sigterm()
     if args.watch:
-        return watch(args.directory.resolve(), exercises, chosen)
+        return watch(args.directory.resolve(), args.notebooks, args.refused, exercises, chosen)
     try:
-        with notebooks.module_folder(args.directory.resolve(), args.notebooks) as folder:
-            result = (grading or run_checks)(folder, exercises, chosen, verbose=args.verbose)
+        result = graded(args.directory.resolve(), args.notebooks, args.refused, exercises, chosen,
+                        verbose=args.verbose, grading=grading)
     except (RuntimeError, notebooks.NotebookError) as error:
         raise UsageError(str(error)) from None
     except KeyboardInterrupt:
@@ -121,55 +125,58 @@ def main(argv=None, grading=None) -> int:
     return 0 if result.full_marks else 1
 
 
+def graded(directory: Path, prefer_notebooks: bool, refused: str, exercises: list[registry.Exercise],
+           chosen: Options, verbose: bool = False, grading=None) -> SubmissionResult:
+    """``directory`` graded as ``check`` grades it: its notebooks made into modules, by ``grading`` (by default
+    :func:`run_checks`); or, where it is ``refused`` (a link on the way to it), every check failed with why,
+    without reading a file of it."""
+    if refused:
+        with tempfile.TemporaryDirectory(prefix="softlookup-refused-") as nothing:
+            return run_checks(Path(nothing), exercises, chosen, verbose=verbose, problem=refused)
+    with notebooks.module_folder(directory, prefer_notebooks) as folder:
+        return (grading or run_checks)(folder, exercises, chosen, verbose=verbose)
+
+
 # -- watch mode ---------------------------------------------------------------------------------
 
 POLL_SECONDS = 0.3
 
 
-def watch(directory: Path, exercises: list[registry.Exercise], chosen: Options) -> int:
-    """Grade, then grade again each exercise whose file (or a file it imports) is saved, until Ctrl-C.
+def watch(directory: Path, prefer_notebooks: bool, refused: str, exercises: list[registry.Exercise],
+          chosen: Options) -> int:
+    """Grade, then grade again whenever a file of the folder changes, until Ctrl-C.
 
-    The screen is redrawn each time, made to fit the terminal with the failure
-    just caused on it (:func:`~grader.reports.terminal.watch_screen`); the fork servers stay warm
-    between runs, so a change to one exercise is graded in a fraction of a second.
+    What changed is told by the warm server's own rule (:func:`~grader.engine.keeper.fingerprint`, every file
+    a graded copy holds), and the grading is ``check``'s, kept by a :class:`~grader.engine.keeper.Keeper`, so
+    a watched result is always the one ``softlookup check`` gives. The screen is redrawn each time, made to
+    fit the terminal with the failure just caused on it (:func:`~grader.reports.terminal.watch_screen`); the
+    fork servers and the reference's answers stay warm between runs.
     """
     console = Console(highlight=False)
-    shown = SubmissionResult(str(directory))
-    stamps: dict[str, float | None] = {}
-    pending, changed = list(exercises), set()
+    keeper, seen = Keeper(), None
     try:
         while True:
-            if pending:
-                stamps = {e.module: _stamp(directory / f"{e.module}.py") for e in exercises}
+            now = fingerprint(directory)
+            if now != seen:
+                changed = _saved(seen, now, exercises) if seen is not None else set()
+                seen = now
                 try:
-                    shown = _updated(shown, run_checks(directory, pending, chosen), exercises)
+                    shown = graded(directory, prefer_notebooks, refused, exercises, chosen, grading=keeper.grade)
                     hint.record_failures(shown)
                     console.clear()  # after grading, so the last screen stays up meanwhile
                     terminal.watch_screen(shown, console, changed)
-                except RuntimeError as error:
+                except (RuntimeError, notebooks.NotebookError) as error:
                     console.clear()
                     console.print(f"softlookup check: {error}")
                 console.print(f"[dim]Watching {directory} for changes (Ctrl-C to stop)...[/]", no_wrap=True,
                               overflow="ellipsis")
             time.sleep(POLL_SECONDS)
-            changed = {module for module, stamp in stamps.items()
-                       if _stamp(directory / f"{module}.py") != stamp}
-            pending = [e for e in exercises if e.module in changed or inspection.imported_names(directory / f"{e.module}.py") & changed]
     except KeyboardInterrupt:
         console.print("Stopped watching.")
         return 0
 
 
-def _updated(shown: SubmissionResult, fresh: SubmissionResult, order) -> SubmissionResult:
-    """The shown result with the exercises graded just now replaced, in the registry's order."""
-    by_name = {e.name: e for e in shown.exercises} | {e.name: e for e in fresh.exercises}
-    return SubmissionResult(fresh.submission, [by_name[e.module] for e in order if e.module in by_name],
-                            fresh.seconds, fresh.unprotected)
-
-
-def _stamp(path: Path) -> float | None:
-    try:
-        return path.stat().st_mtime_ns
-    except OSError:
-        return None
-
+def _saved(before: dict, now: dict, exercises: list[registry.Exercise]) -> set[str]:
+    """The exercises whose own file (module or notebook) differs between two fingerprints: the screen's focus."""
+    return {e.module for e in exercises for name in (f"{e.module}.py", f"{e.module}.ipynb")
+            if before.get(name) != now.get(name)}

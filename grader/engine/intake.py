@@ -8,6 +8,12 @@ so a student's workers never see the folder itself. Every road in is held to
 the same :data:`MAX_FILES` and :data:`MAX_BYTES`, and nothing is followed
 out of the submission: a link that leaves it, a zip member that would land
 outside, a path absurdly deep or long are refused with a one-line reason.
+No link on the way from the student's entry to the folder graded is
+followed either (a clone whose ``assignments`` is a link to a classmate's,
+a lone subfolder that is a link to the kit's ``solutions/``): the
+submission is refused as ``invalid``, saying which entry is a link.
+:func:`submission_files` says which files a graded copy holds, for the copy
+and for whatever must tell whether the submission changed.
 
 A :class:`Student` is what the platforms' readers (:mod:`grader.platforms`)
 give the batch: where the work lies and who handed it in.
@@ -28,6 +34,7 @@ from grader.engine.errors import SubmissionError
 MAX_FILES = 500
 MAX_BYTES = 20 * 2**20
 ZIP_DEPTH = 16  # folders a zip member may sit in: an export nests its modules two or three deep
+FOLDER_DEPTH = 32  # folders deep a graded copy may go (a package of packages is a few deep)
 NAME_BYTES = 255  # the longest file name a file system takes
 REASON_CHARS = 300  # a reason written into a student's files is one line of at most this
 # What tools leave beside submissions: never a student, so left out (and named in one line before grading).
@@ -88,11 +95,32 @@ def described(error: BaseException) -> str:
 
 
 def exercise_folder(directory: Path) -> Path | None:
-    """The folder of ``directory`` that holds exercises (modules or notebooks): itself, or its ``assignments/``."""
+    """The folder of ``directory`` that holds exercises (modules or notebooks): itself, or its ``assignments/``.
+
+    Found as it looks, through a link too: :func:`link_on_the_way` then says whether it may be graded.
+    """
     for folder in (directory, directory / "assignments"):
         if folder.is_dir() and notebooks.chosen_sources(folder, prefer_notebooks=True):
             return folder
     return None
+
+
+def link_refused(shown) -> str:
+    """Why a link cannot be graded: it may point anywhere on this machine (a classmate's work, the kit's
+    solutions), so it is never followed."""
+    return (f"{shown} is a link, and no link is followed on the way to the files graded: put the files "
+            "themselves there")
+
+
+def link_on_the_way(top: Path, folder: Path) -> str:
+    """Why ``folder`` cannot be graded from ``top``, the folder it was found in: an entry between them
+    (``folder`` itself included, ``top`` not) that is a link; "" where none is."""
+    place = top
+    for part in folder.relative_to(top).parts:
+        place = place / part
+        if place.is_symlink():
+            return link_refused(place.relative_to(top))
+    return ""
 
 
 def unpacked(student: Student, scratch: Path) -> Path:
@@ -103,22 +131,29 @@ def unpacked(student: Student, scratch: Path) -> Path:
     Inside, a lone subfolder is entered (student/submission/softmax.py) and a lone zip is unpacked (a
     student who uploaded their work zipped) once; a folder holding ``assignments/`` with the exercises in it
     (a clone of the student bundle) gives that. Raises ValueError, with a one-line reason, for a zip that
-    cannot be read, is too large, or has a path that leaves it, goes too deep or is too long.
+    cannot be read, is too large, or has a path that leaves it, goes too deep or is too long, and for a
+    link on the way: the student's entry itself, a lone entry inside it, or ``assignments/``.
     """
     folder = Path(student.path)
     if student.files or not student.path:
         folder = _gathered(student.files, scratch / "files")
+    elif folder.is_symlink():  # the platforms' readers refuse it first; this holds for any caller
+        raise ValueError(link_refused(f"the entry {folder.name}"))
     elif student.zipped:
         folder = scratch / "unzipped"
         _unzip(Path(student.path), folder)
     zip_inside = scratch / "zip-inside"
     for _ in range(ZIP_DEPTH):
         if (found := exercise_folder(folder)) is not None:
+            if problem := link_on_the_way(folder, found):
+                raise ValueError(problem)
             return found
         entries = [entry for entry in folder.iterdir() if not is_litter(entry.name)
                    and not entry.name.startswith((".", "__"))] if folder.is_dir() else []
-        if len(entries) != 1 or entries[0].is_symlink():
+        if len(entries) != 1:
             return folder
+        if entries[0].is_symlink():
+            raise ValueError(link_refused(f"{entries[0].name} (the one entry of the submission's folder)"))
         if entries[0].is_dir():
             folder = entries[0]
         elif entries[0].name.lower().endswith(".zip") and not zip_inside.exists():
@@ -217,30 +252,48 @@ def _extract(archive: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path, al
     return written
 
 
+def submission_files(source: Path) -> list[tuple[Path, Path]]:
+    """What a graded copy of the folder ``source`` holds: ``(path inside it, path)`` for every folder and file,
+    folders first, ``__pycache__`` and hidden entries left out; a link inside is listed as itself.
+
+    Raises SubmissionError ("invalid") past :data:`MAX_FILES` entries or :data:`FOLDER_DEPTH` folders deep: a
+    submission that large is refused anyway, and nothing reads more of it than that.
+    """
+    found = []
+    for folder, subfolders, names in os.walk(source, followlinks=False):
+        subfolders[:] = sorted(name for name in subfolders if name != "__pycache__" and not name.startswith("."))
+        relative = Path(folder).relative_to(source)
+        if subfolders and len(relative.parts) >= FOLDER_DEPTH:
+            raise SubmissionError("invalid", f"{source} holds folders more than {FOLDER_DEPTH} deep: submit only "
+                                             "your modules")
+        found += [(relative / name, Path(folder) / name) for name in [*subfolders, *sorted(names)]
+                  if not name.startswith(".")]
+        if len(found) > 2 * MAX_FILES:  # folders count too, and a copy holds at most MAX_FILES files
+            raise SubmissionError("invalid", f"{source} holds more than {MAX_FILES} files: submit only your modules")
+    return found
+
+
 def copy_submission(source: Path, target: Path):
     """Copy the folder ``source`` into ``target``: no link that leaves it, no hidden file, within the limits."""
+    entries = submission_files(source)
+    for relative, path in entries:
+        if path.is_symlink():
+            real = path.resolve()
+            if real != source.resolve() and source.resolve() not in real.parents:
+                raise SubmissionError("invalid", f"{relative} in {source} is a link to {real}, outside "
+                                                 "the folder: put the file itself there")
     files, size = 0, 0
-    for folder, subfolders, names in os.walk(source, followlinks=False):
-        subfolders[:] = [name for name in subfolders if name != "__pycache__" and not name.startswith(".")]
-        relative = Path(folder).relative_to(source)
-        for name in [*subfolders, *names]:
-            path = Path(folder) / name
-            if path.is_symlink():
-                real = path.resolve()
-                if real != source.resolve() and source.resolve() not in real.parents:
-                    raise SubmissionError("invalid", f"{relative / name} in {source} is a link to {real}, outside "
-                                                     "the folder: put the file itself there")
-        for name in subfolders:
-            (target / relative / name).mkdir()
-        for name in names:
-            path = Path(folder) / name
-            if not path.is_file() or name.startswith("."):
-                continue
-            files, size = files + 1, size + path.stat().st_size
-            if files > MAX_FILES or size > MAX_BYTES:
-                raise SubmissionError("invalid", f"{source} holds more than {MAX_FILES} files or "
-                                                 f"{MAX_BYTES // 2**20} MB: submit only your modules")
-            shutil.copyfile(path, target / relative / name)
+    for relative, path in entries:
+        if path.is_dir():  # a folder, or a link to one inside: made empty, as no link is followed
+            (target / relative).mkdir()
+            continue
+        if not path.is_file():
+            continue
+        files, size = files + 1, size + path.stat().st_size
+        if files > MAX_FILES or size > MAX_BYTES:
+            raise SubmissionError("invalid", f"{source} holds more than {MAX_FILES} files or "
+                                             f"{MAX_BYTES // 2**20} MB: submit only your modules")
+        shutil.copyfile(path, target / relative)
 
 
 def remove_tree(path: Path):

@@ -40,6 +40,7 @@ _NEEDS = pytest.StashKey[dict]()  # exercise module -> the fork server its worke
 BATCH = pytest.StashKey[bool]()  # set by softlookup grade: it begins and ends each submission itself
 _STARTED = pytest.StashKey[float]()
 _FOLDER = pytest.StashKey[Path]()  # the submission graded now: --submission, or the batch's student of the moment
+PROBLEM = pytest.StashKey[str]()  # why --submission cannot be graded at all (runner.run_checks's problem)
 
 # The time a submission ran out of, in a gradebook's terms: a budget spent, or a function stopped earlier.
 _STATUS_KINDS = {"budget": "timeout", "hung": "timeout"}
@@ -116,7 +117,7 @@ def pytest_collection_finish(session):
         if not folder.is_dir():
             raise pytest.UsageError(f"--submission: {folder} is not a folder; give the folder with your modules")
         try:
-            begin_submission(session.config, folder)
+            begin_submission(session.config, folder, session.config.stash.get(PROBLEM, ""))
         except KitError as error:
             raise pytest.UsageError(str(error)) from None
 

@@ -38,12 +38,16 @@ def pytest_args(exercises: list[registry.Exercise], options: Options) -> list[st
 
 
 def run_checks(folder: Path, exercises: list[registry.Exercise], options: Options = Options(),
-               verbose: bool = False, plugins=()) -> SubmissionResult:
+               verbose: bool = False, plugins=(), problem: str = "") -> SubmissionResult:
     """Run the checks of ``exercises`` on ``folder`` and return the result (``plugins``: more pytest plugins).
 
-    Raises RuntimeError, in one line, when the checks cannot run at all (pytest's usage errors included).
+    ``problem`` says why the folder cannot be graded at all (a link on the way to it): every check then
+    fails with it, as in a batch. Raises RuntimeError, in one line, when the checks cannot run at all
+    (pytest's usage errors included).
     """
     stay_offline()
+    if problem:
+        plugins = [*plugins, _Problem(problem)]
     # The fork servers start now, so that their imports (seconds, for torch) overlap pytest's start-up.
     servers.preload(plugin.servers_needed(Path(folder), exercises))
     args = [*pytest_args(exercises, options), f"--submission={folder}"]
@@ -72,6 +76,17 @@ class _Capture:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session):
         self.result = session.config.stash.get(plugin.RESULT, None)
+
+
+class _Problem:
+    """A pytest plugin object that hands the session the reason its submission cannot be graded."""
+
+    def __init__(self, problem: str):
+        self.problem = problem
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_configure(self, config):
+        config.stash[plugin.PROBLEM] = self.problem
 
 
 @contextlib.contextmanager

@@ -12,7 +12,12 @@ loses a student without a word.
 
 What is read from an export is the students' text (file names, names in a
 receipt or a metadata file): ids are made printable here, and every report
-escapes names as it escapes any text a student wrote.
+escapes names as it escapes any text a student wrote. Who a student is and
+which attempt counts come only from the part of an entry that the platform
+writes, read from the left (each reader's docstring says which part that
+is); the name a student gave a file only ever names that file. No reader
+follows a link (:func:`link_problem`), and a platform's own files (a
+receipt, a metadata file) are read within bounds.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.engine.intake import NAME_BYTES, Student, escaped, is_litter
+from grader.engine.intake import NAME_BYTES, Student, escaped, is_litter, link_refused
 
 @dataclass
 class Intake:
@@ -81,6 +86,6 @@ def plain_name(name: str) -> str | None:
 
 
 def link_problem(shown: str) -> str:
-    """Why a link cannot be graded: it may point anywhere on this machine, so it is never followed."""
-    return f"the entry {shown} is a link; put the student's files themselves there"
+    """Why an entry of the export that is a link cannot be graded (:func:`~grader.engine.intake.link_refused`)."""
+    return link_refused(f"the entry {shown}")
 

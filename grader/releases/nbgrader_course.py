@@ -38,10 +38,10 @@ ASSIGNMENT = "softlookup"
 CONFIG = '''"""nbgrader settings for a course made by `softlookup release nbgrader` (run nbgrader in this folder)."""
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, GetGrades,
-                                    IgnorePattern, LimitOutput, SaveAutoGrades)
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearOutput, GetGrades,
+                                    IgnorePattern, LimitOutput, OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
-from grader.releases.nbgrader_step import GradeInConfinement
+from grader.releases.nbgrader_step import DropUnsoundMetadata, GradeInConfinement
 
 c = get_config()  # noqa: F821 (nbgrader provides it)
 c.CourseDirectory.course_id = "softlookup"
@@ -55,6 +55,14 @@ c.CourseDirectory.course_id = "softlookup"
 c.Autograde.autograde_preprocessors = [
     GradeInConfinement, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
     AssignLatePenalties, CheckCellMetadata,
+]
+# Before that, nbgrader sanitizes each submitted notebook. Its DeduplicateIds leaves a copied cell's metadata
+# empty, which its schema check then takes for an outdated notebook and stops autograde for the whole class.
+# DropUnsoundMetadata, first, takes out whole the metadata of a repeated grade_id (the last cell keeps it, as
+# nbgrader decides) and any metadata nbgrader refuses, naming each cell in the log and the student's feedback;
+# then nbgrader's own steps, in their order.
+c.Autograde.sanitize_preprocessors = [
+    DropUnsoundMetadata, ClearOutput, OverwriteKernelspec, OverwriteCells, CheckCellMetadata,
 ]
 
 # Feedback goes to students: keep the hidden checks' code out of it (their verdicts are already redacted).

@@ -1,11 +1,14 @@
-"""The kit's autograde step for nbgrader: a course's notebooks graded by the engine, in confinement.
+"""The kit's steps for nbgrader's autograde: a course's notebooks graded by the engine, in confinement.
 
 A course made by ``softlookup release nbgrader`` puts :class:`GradeInConfinement`
-in place of nbgrader's ``Execute`` in ``Autograde.autograde_preprocessors``.
-nbgrader's other steps stay: it still copies and sanitizes the submission,
-saves the scores (``SaveAutoGrades`` reads each test cell's outputs, as it
-always does), applies late penalties, and keeps formgrader, manual grading and
-feedback. Only what decides the scores changes hands.
+in place of nbgrader's ``Execute`` in ``Autograde.autograde_preprocessors``,
+and :class:`DropUnsoundMetadata` in place of its ``DeduplicateIds`` in
+``Autograde.sanitize_preprocessors``. nbgrader's other steps stay: it still
+copies and sanitizes the submission, saves the scores (``SaveAutoGrades``
+reads each test cell's outputs, as it always does), applies late penalties,
+and keeps formgrader, manual grading and feedback. Only what decides the
+scores changes hands, and nothing in one student's notebook can stop the
+run for the others.
 """
 
 from __future__ import annotations
@@ -16,8 +19,11 @@ from pathlib import Path
 
 from nbformat.v4 import new_output
 from nbgrader.coursedir import CourseDirectory
+from nbgrader.nbgraderformat import MetadataValidator
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from grader.engine.intake import one_line
+from grader.engine.keeper import fingerprint
 from grader.engine.options import Options
 from grader.engine.runner import run_checks
 from grader.engine.results import redacted
@@ -30,6 +36,62 @@ CHECK_PREFIX = "check-"  # a test cell's grade_id is "check-<check>" (grader.rel
 # The last submission graded: nbgrader autogrades a student's notebooks one after another, and makes a
 # new preprocessor for each, so one grading serves them all from here. Keyed by the folder and its files.
 _last: tuple[tuple, SubmissionResult] | None = None
+# What DropUnsoundMetadata took out of a notebook, for GradeInConfinement to show in that notebook's feedback:
+# (student, notebook) -> one line per cell.
+_dropped: dict[tuple[str, str], list[str]] = {}
+
+
+class DropUnsoundMetadata(NbGraderPreprocessor):
+    """Take out of a submitted notebook the nbgrader metadata that would stop ``nbgrader autograde`` for everyone.
+
+    Why: nbgrader's ``DeduplicateIds``, which this step replaces, empties the
+    metadata of the earlier cells that repeat a ``grade_id`` (a test or
+    solution cell copied in JupyterLab keeps its metadata); nbgrader's own
+    schema check then takes the emptied metadata for "an old version of the
+    nbgrader metadata format", an error that ends the whole run, so no
+    student after this one is autograded. Metadata of another schema version
+    does the same. This step runs first and keeps nbgrader's rule (of the
+    cells that share a ``grade_id``, the last keeps it), but takes the other
+    cells' metadata out whole, and takes out the metadata of any cell that
+    nbgrader's validator refuses: those cells become ordinary cells, so
+    nbgrader's later steps only ever see metadata they accept. What that
+    costs is the student's alone (a test cell whose metadata is gone is not
+    scored), and each cell is named in nbgrader's log and, through
+    :class:`GradeInConfinement`, in the notebook's feedback.
+    """
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        validator, kept_ids, dropped = MetadataValidator(), set(), []
+        for number in range(len(nb.cells), 0, -1):  # from the last cell up, as nbgrader deduplicates
+            cell = nb.cells[number - 1]
+            if "nbgrader" not in cell.get("metadata", {}):
+                continue
+            why = _unsound(validator, cell, kept_ids)
+            if why:
+                del cell.metadata["nbgrader"]
+                dropped.append(f"cell {number} of {info['notebook']}.ipynb {why}: it counts as an ordinary cell")
+                self.log.warning("softlookup: %s (student %s)", dropped[-1], info["student"])
+        if dropped:
+            _dropped[(info["student"], info["notebook"])] = dropped[::-1]
+        return nb, resources
+
+
+def _unsound(validator: MetadataValidator, cell, kept_ids: set) -> str:
+    """Why a cell's nbgrader metadata cannot be left to nbgrader's steps ("" if it can); ``kept_ids``: the
+    grade ids of the cells below it that keep theirs."""
+    try:
+        validator.validate_cell(cell)  # a version other than nbgrader's, a field missing or of the wrong type
+        meta = cell.metadata["nbgrader"]
+        grade_id = meta["grade_id"] if meta["grade"] or meta["solution"] or meta["locked"] else None
+    except Exception as error:  # whatever the student wrote there, nbgrader's validator or a lookup fails on it
+        return f"has nbgrader metadata that nbgrader refuses ({one_line(f'{type(error).__name__}: {error}', 160)})"
+    if grade_id is None:
+        return ""
+    if grade_id in kept_ids:
+        return f"repeats the grade_id {one_line(repr(grade_id), 80)} of a cell below it (a copied cell?)"
+    kept_ids.add(grade_id)
+    return ""
 
 
 class GradeInConfinement(NbGraderPreprocessor):
@@ -60,18 +122,22 @@ class GradeInConfinement(NbGraderPreprocessor):
         coursedir = getattr(converter, "coursedir", None) or CourseDirectory(parent=self)
         submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
         result = self.graded(submitted)
+        dropped = _dropped.pop((student, resources["nbgrader"]["notebook"]), [])
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader", {})
             if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
                 cell.outputs = outputs(result, exercise, str(meta.get("grade_id", "")))
                 cell.execution_count = None
+                if dropped:  # said once, in the first test cell: what feedback shows of DropUnsoundMetadata
+                    note = "\n".join(f"softlookup: {line}" for line in dropped) + "\n"
+                    cell.outputs.insert(0, new_output("stream", name="stdout", text=note))
+                    dropped = []
         return nb, resources
 
     def graded(self, folder: Path) -> SubmissionResult:
         """The engine's result for the submission in ``folder``, graded once while its files are unchanged."""
         global _last
-        # lstat: the key never reads through a link (a submitted link out of the folder is refused, not followed).
-        key = (str(folder), sorted((p.name, p.lstat().st_size, p.lstat().st_mtime_ns) for p in folder.iterdir()))
+        key = (str(folder), fingerprint(folder))  # the warm server's rule: every file, a link as a link
         if _last is None or _last[0] != key:
             exercises = [e for e in registry.EXERCISES if os.path.lexists(folder / f"{e.module}.ipynb")]
             started = time.monotonic()

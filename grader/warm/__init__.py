@@ -7,9 +7,10 @@ starts a server on the learner's own account (:mod:`grader.warm.server`) and
 hands it the command line; every later ``check`` is a request to it
 (:mod:`grader.warm.client`). The server keeps what a session of the runner
 already keeps (the fork servers with their imports, the reference's and the
-kit's answers) and, like ``--watch``, does not grade again an exercise whose
-files have not changed since it graded them; it is a keeper of the runner's
-state, not a second engine: each request is ``softlookup check``'s own
+kit's answers) and, like ``--watch``, does not grade again an exercise while
+no file of the folder has changed since it graded it (one rule for both:
+:mod:`grader.engine.keeper`); it is a keeper of the runner's state, not a
+second engine: each request is ``softlookup check``'s own
 ``main`` on the learner's folder, and every worker still forks from a fork
 server and confines itself as in-process grading does.
 

@@ -8,19 +8,19 @@ was typed in, the terminal it is shown on), runs ``softlookup check``'s own
 status. It exits when told to (a newer kit's server starting), when killed,
 or after :data:`IDLE_SECONDS` without a request.
 
-What it keeps between requests (:class:`Keeper`) is what one grading keeps
-within itself: the fork servers with numpy, torch and transformers imported
-(they live as long as this process), the answers of the reference and of
-the kit's GPT-2 code (until the solutions change), and, as ``--watch`` does,
-the result of an exercise whose module and the learner's modules it imports
-have not changed since it was graded, with the same options. A result with a
+What it keeps between requests (a :class:`~grader.engine.keeper.Keeper`, as
+``--watch`` keeps them) is what one grading keeps within itself: the fork
+servers with numpy, torch and transformers imported (they live as long as
+this process), the answers of the reference and of the kit's GPT-2 code
+(until the solutions change), and each exercise's result, given back while
+no file of the learner's folder has changed since it was graded, with the
+same options (:func:`~grader.engine.keeper.fingerprint`). A result with a
 timeout, a crash or a grader failure is not kept: those depend on the moment.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import json
 import os
@@ -29,19 +29,13 @@ import socket
 import sys
 from pathlib import Path
 
-import pytest
-
 from grader.commands import check
-from grader.engine import inspection, plugin, registry
-from grader.engine.options import Options
-from grader.engine.runner import run_checks
-from grader.engine.results import SubmissionResult
+from grader.engine.keeper import Keeper
 from grader.warm import place
 from grader.warm.client import TERMINAL_VARIABLES
 
 IDLE_SECONDS = 15 * 60.0  # SOFTLOOKUP_SERVER_IDLE overrides it
 MAX_REQUEST = 2**20
-NOT_KEPT = {"timeout", "memory", "crash", "kit"}  # why a check gave no answer, when it depends on the moment
 
 
 def main():
@@ -150,7 +144,7 @@ def _declined(argv: list[str]) -> bool:
     return args.watch or args.no_server
 
 
-def _main(argv: list[str], keeper: "Keeper") -> int:
+def _main(argv: list[str], keeper: Keeper) -> int:
     try:
         return check.main(argv, grading=keeper.grade)
     except SystemExit as stop:  # argparse: --help, or a usage mistake already printed
@@ -197,73 +191,3 @@ def _terminal(message: dict):
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-
-
-class Keeper:
-    """What the server keeps between checks: the trusted answers, and each exercise's last result."""
-
-    def __init__(self):
-        self.answers: dict[str, dict] = {}  # the reference's and the kit's answers, as a grading session keeps them
-        self.answers_stamp = None  # the solutions (and options) they were computed with
-        self.results: dict[tuple, tuple] = {}  # (folder, options, exercise) -> (files' digest, result, unprotected)
-        self.kept: list[str] = []  # the exercises whose result the last grading kept
-
-    def grade(self, directory: Path, exercises: list[registry.Exercise], chosen: Options = Options(),
-              verbose: bool = False) -> SubmissionResult:
-        """:func:`run_checks`'s result, grading only the exercises whose files changed since they were graded."""
-        self._refresh_answers(chosen)
-        options = (str(directory), chosen)
-        digests = {e.module: digest(Path(directory), e.module) for e in exercises}
-        kept = {} if verbose else {  # -v shows pytest's log, which only a real run has
-            e.module: found for e in exercises
-            if (found := self.results.get((*options, e.module))) and found[0] == digests[e.module]}
-        todo = [e for e in exercises if e.module not in kept]
-        fresh = (run_checks(directory, todo, chosen, verbose=verbose, plugins=[_SharedAnswers(self.answers)])
-                 if todo else SubmissionResult(str(directory)))
-        for result in fresh.exercises:
-            if any(c.error in NOT_KEPT for c in result.checks):
-                self.results.pop((*options, result.name), None)
-            else:
-                self.results[(*options, result.name)] = (digests[result.name], result, fresh.unprotected)
-        self.kept = list(kept)
-        by_name = {name: found[1] for name, found in kept.items()} | {e.name: e for e in fresh.exercises}
-        unprotected = sorted({line for found in kept.values() for line in found[2]} | set(fresh.unprotected))
-        return SubmissionResult(fresh.submission, [by_name[e.module] for e in exercises if e.module in by_name],
-                                fresh.seconds, unprotected)
-
-    def _refresh_answers(self, chosen: Options):
-        """Forget the trusted answers when the solutions they came from (or the options) are not the same."""
-        solutions = Path(chosen.solutions or registry.KIT_ROOT / "solutions")
-        stamp = (chosen, tuple((path.name, place.stamp(path)) for path in sorted(solutions.glob("*.py"))))
-        if stamp != self.answers_stamp:
-            self.answers, self.answers_stamp = {}, stamp
-
-
-class _SharedAnswers:
-    """A pytest plugin that gives the session the server's trusted answers instead of an empty record."""
-
-    def __init__(self, answers: dict):
-        self.answers = answers
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_configure(self, config):
-        config.stash[plugin.SESSION].answers = self.answers
-
-
-def digest(folder: Path, module: str) -> str:
-    """A digest of ``module``'s file and of every module of ``folder`` it imports, itself or through others."""
-    hashed, seen, waiting = hashlib.sha256(), set(), [module]
-    while waiting:
-        name = waiting.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        path = folder / f"{name}.py"
-        try:
-            data = path.read_bytes()
-        except OSError:
-            hashed.update(f"{name}: none\0".encode())
-            continue
-        hashed.update(f"{name}: {len(data)}\0".encode() + data)
-        waiting += sorted(imported for imported in inspection.imported_names(path) if (folder / f"{imported}.py").is_file())
-    return hashed.hexdigest()

@@ -67,8 +67,8 @@ def test_canvas_grades_a_resubmitted_file_under_its_own_name_and_names_older_cop
         "notes-1.txt": f"vanderbergzoë_{zoe.number}_13_notes-1.txt"}
     assert by_id["anon_x7Kq2"].late and by_id["anon_x7Kq2"].name == ""
     assert dict(intake.ignored) == {
-        f"vanderbergzoë_{zoe.number}_11_softmax.py": "an older copy of softmax.py (Canvas numbers a resubmitted file "
-                                                     "-1, -2, ...)",
+        f"vanderbergzoë_{zoe.number}_11_softmax.py": "an older upload of softmax.py (a lower attachment id; Canvas "
+                                                     "numbers a resubmitted file -1, -2, ...)",
         "a folder": "not named as Canvas names a submitted file (<name>_<user id>_<file id>_<file name>)"}
 
 

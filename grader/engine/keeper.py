@@ -1,0 +1,140 @@
+"""Results kept between gradings of one folder, and the one rule that says when they still hold.
+
+The warm server answers ``softlookup check`` after ``softlookup check``, and
+``--watch`` grades again after every save; both keep what a grading
+computed (the reference's and the kit's answers, each exercise's result) in
+a :class:`Keeper`. A kept result is given back only while
+:func:`fingerprint` of the folder is the one it was graded at: the name,
+size, modification time and content digest of every file a graded copy
+holds (:func:`~grader.engine.intake.submission_files`: every folder, module,
+package and data file, hidden ones and ``__pycache__`` aside), the links
+inside it as links. Whatever the learner's code imports or opens, it can
+only reach those files, so a result given back is always the one a fresh
+grading would give. The price: a change anywhere in the folder grades every
+exercise again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.engine import plugin, registry
+from grader.engine.errors import SubmissionError
+from grader.engine.intake import MAX_BYTES, submission_files
+from grader.engine.options import Options
+from grader.engine.runner import run_checks
+from grader.engine.results import SubmissionResult
+
+NOT_KEPT = {"timeout", "memory", "crash", "kit"}  # why a check gave no answer, when it depends on the moment
+# A file written this recently may be written again within the file system's clock tick, keeping its size and
+# time: its content is read each time. An older one is read again only when its size or times change.
+RACY_SECONDS = 2.0
+_DIGESTS: dict[tuple, str] = {}  # (path, device, inode, size, mtime, ctime) -> the content's digest
+MAX_DIGESTS = 10_000
+
+
+def fingerprint(folder: Path) -> dict[str, tuple]:
+    """Every entry a graded copy of ``folder`` holds, by its path inside it: what tells that anything changed.
+
+    Reads at most what a copy may hold (:data:`~grader.engine.intake.MAX_FILES` files, :data:`MAX_BYTES`);
+    a folder past that is refused when graded, and its fingerprint says only that.
+    """
+    try:
+        entries = submission_files(folder)
+    except (SubmissionError, OSError) as error:
+        return {"": ("unreadable", str(error))}
+    found, budget = {}, MAX_BYTES
+    for relative, path in entries:
+        try:
+            status = os.lstat(path)
+            if stat.S_ISLNK(status.st_mode):
+                found[str(relative)] = ("link", os.readlink(path))
+            elif stat.S_ISDIR(status.st_mode):
+                found[str(relative)] = ("folder",)
+            elif stat.S_ISREG(status.st_mode):
+                budget -= status.st_size
+                digest = _digest(path, status) if budget >= 0 else "too large"
+                found[str(relative)] = (status.st_size, status.st_mtime_ns, digest)
+            else:
+                found[str(relative)] = ("other", stat.S_IFMT(status.st_mode))
+        except OSError as error:
+            found[str(relative)] = ("unreadable", error.errno)
+    return found
+
+
+def _digest(path: Path, status: os.stat_result) -> str:
+    """The digest of a regular file's content, read again unless an older read still holds."""
+    key = (str(path), status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+    if key in _DIGESTS:
+        return _DIGESTS[key]
+    hashed = hashlib.sha256()
+    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # never a link, never a waiting pipe
+    with open(descriptor, "rb") as handle:
+        while chunk := handle.read(2**16):
+            hashed.update(chunk)
+    digest = hashed.hexdigest()
+    if time.time() - status.st_mtime_ns / 1e9 > RACY_SECONDS:
+        if len(_DIGESTS) >= MAX_DIGESTS:
+            _DIGESTS.clear()
+        _DIGESTS[key] = digest
+    return digest
+
+
+class Keeper:
+    """What is kept between gradings: the trusted answers, and each exercise's last result with its fingerprint."""
+
+    def __init__(self):
+        self.answers: dict[str, dict] = {}  # the reference's and the kit's answers, as a grading session keeps them
+        self.answers_stamp = None  # the solutions (and options) they were computed with
+        self.results: dict[tuple, tuple] = {}  # (folder, options, exercise) -> (state, result, unprotected)
+        self.kept: list[str] = []  # the exercises whose result the last grading kept
+
+    def grade(self, directory: Path, exercises: list[registry.Exercise], chosen: Options = Options(),
+              verbose: bool = False) -> SubmissionResult:
+        """:func:`run_checks`'s result, grading again every exercise unless nothing changed since it was graded.
+
+        The fingerprint is taken before grading: a file saved meanwhile changes the next one, never this one.
+        """
+        self._refresh_answers(chosen)
+        state = (fingerprint(Path(directory)), self.answers_stamp)
+        key = (str(directory), chosen)
+        kept = {} if verbose else {  # -v shows pytest's log, which only a real run has
+            e.module: found for e in exercises
+            if (found := self.results.get((*key, e.module))) and found[0] == state}
+        todo = [e for e in exercises if e.module not in kept]
+        fresh = (run_checks(directory, todo, chosen, verbose=verbose, plugins=[_SharedAnswers(self.answers)])
+                 if todo else SubmissionResult(str(directory)))
+        for result in fresh.exercises:
+            if any(c.error in NOT_KEPT for c in result.checks):
+                self.results.pop((*key, result.name), None)
+            else:
+                self.results[(*key, result.name)] = (state, result, fresh.unprotected)
+        self.kept = list(kept)
+        by_name = {name: found[1] for name, found in kept.items()} | {e.name: e for e in fresh.exercises}
+        unprotected = sorted({line for found in kept.values() for line in found[2]} | set(fresh.unprotected))
+        return SubmissionResult(fresh.submission, [by_name[e.module] for e in exercises if e.module in by_name],
+                                fresh.seconds, unprotected)
+
+    def _refresh_answers(self, chosen: Options):
+        """Forget the trusted answers when the solutions they came from (or the options) are not the same."""
+        solutions = Path(chosen.solutions or registry.KIT_ROOT / "solutions")
+        stamp = (chosen, tuple(fingerprint(solutions).items()))
+        if stamp != self.answers_stamp:
+            self.answers, self.answers_stamp = {}, stamp
+
+
+class _SharedAnswers:
+    """A pytest plugin that gives the session the keeper's trusted answers instead of an empty record."""
+
+    def __init__(self, answers: dict):
+        self.answers = answers
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_configure(self, config):
+        config.stash[plugin.SESSION].answers = self.answers
