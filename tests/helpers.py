@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import os
 import shutil
@@ -9,6 +10,7 @@ import signal
 import site
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -17,7 +19,26 @@ from grader.engine.options import Options
 from grader.engine.runner import run_checks
 
 SOLUTIONS = registry.KIT_ROOT / "solutions"
-ASSIGNMENTS = registry.KIT_ROOT / "assignments"
+
+
+def fresh_stubs() -> Path:
+    """``assignments/`` as ``softlookup release`` makes it from solutions/, in a temporary folder of its own.
+
+    The repository's own ``assignments/`` is the learner's to edit: a test that
+    read it would fail once they had solved an exercise there. (CI's
+    ``softlookup release --check`` keeps it up to date.)
+    """
+    from grader.releases.assignments import planned
+
+    folder = Path(tempfile.mkdtemp(prefix="softlookup-stubs-")) / "assignments"
+    atexit.register(shutil.rmtree, folder.parent, True)
+    folder.mkdir()
+    for path, text in planned(SOLUTIONS, folder).items():
+        path.write_text(text)
+    return folder
+
+
+ASSIGNMENTS = fresh_stubs()
 SOFTLOOKUP = [sys.executable, "-m", "grader.cli"]
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "120"}
 NBGRADER = [sys.executable, "-m", "nbgrader"]

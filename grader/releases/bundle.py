@@ -26,7 +26,7 @@ from pathlib import Path
 from grader.engine import edition, ground_truth, registry
 from grader.engine.options import Options
 from grader.releases import classroom, distribution, leak_scan
-from grader.releases.assignments import planned
+from grader.releases.assignments import LEARNERS_PYPROJECT, planned
 from grader.usage import UsageError
 
 # The grader package's files that learners get.
@@ -191,7 +191,7 @@ def write_bundle(out: Path, solutions: Path):
     files = {
         "pyproject.toml": distribution.pyproject(
             "Exercises on attention as a soft lookup, with their public checks", requirements, ["softlookup"],
-            ["data/gpt2/*", "data/*.json", "checks/pytest.ini", "checks/exercises.toml"]),
+            ["data/gpt2/*", "data/*.json", "checks/pytest.ini", "checks/exercises.toml"]) + LEARNERS_PYPROJECT,
         "README.md": readme(hidden, torch),
         ".gitignore": GITIGNORE,
         "softlookup.py": (registry.KIT_ROOT / "softlookup.py").read_text(),

@@ -101,8 +101,9 @@ def write_zip(path: Path, solutions: Path):
                  "kit/README.md": KIT_README.encode()}
     package = registry.PACKAGE_DIR
     for source in sorted(package.rglob("*")):
-        if source.is_file() and "__pycache__" not in source.parts:
-            kit_files[f"kit/grader/{source.relative_to(package)}"] = source.read_bytes()
+        inside = source.relative_to(package)
+        if source.is_file() and not any(part == "__pycache__" or part.startswith(".") for part in inside.parts):
+            kit_files[f"kit/grader/{inside}"] = source.read_bytes()  # no cache a command left in the kit
     for exercise in registry.EXERCISES:
         kit_files[f"kit/solutions/{exercise.module}.py"] = (solutions / f"{exercise.module}.py").read_bytes()
     with zipfile.ZipFile(path, "w") as archive:

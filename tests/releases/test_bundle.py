@@ -107,7 +107,8 @@ def test_every_module_of_the_kit_is_shipped_or_kept_back_for_a_reason():
     package = registry.PACKAGE_DIR
     entries = {str(path.relative_to(package)) for path in package.glob("*.py")}
     entries |= {str(path.relative_to(package)) for path in package.glob("*/*.py") if path.parent.name != "checks"}
-    entries |= {str(path.relative_to(package)) for path in (package / "checks").iterdir() if path.name != "__pycache__"}
+    entries |= {str(path.relative_to(package)) for path in (package / "checks").iterdir()  # a cache is no module
+                if path.name != "__pycache__" and not path.name.startswith(".")}
     entries |= {str(path.parent.relative_to(package)) for path in package.glob("*/*/__init__.py")
                 if path.parent.parent.name != "checks"}  # a command that is a package (commands/dev) goes whole
     entries |= {"data/gpt2"}
