@@ -90,6 +90,23 @@ def solved_folder(folder: Path) -> Path:
     return folder
 
 
+def learners_clone(root: Path) -> Path:
+    """The kit as `git clone` gives it, then a learner's work in its assignments/: ``softmax`` solved, the
+    lesson's sign mistake in ``soft_lookup``, the rest not started."""
+    from grader.releases.distribution import CACHES
+    from mistakes import MISTAKES
+
+    for part in ("grader", "solutions", "tests"):
+        shutil.copytree(registry.KIT_ROOT / part, root / part, ignore=CACHES)
+    for name in ("pyproject.toml", "softlookup.py", "README.md"):
+        shutil.copy(registry.KIT_ROOT / name, root / name)
+    work = shutil.copytree(ASSIGNMENTS, root / "assignments")
+    shutil.copy(SOLUTIONS / "softmax.py", work)
+    shutil.copy(SOLUTIONS / "lookup.py", work)
+    next(mistake for mistake in MISTAKES if mistake.name == "soft score sign flipped").apply(work)
+    return root
+
+
 def fresh_venv(folder: Path) -> Path:
     """A new venv for a release to be installed into; returns its python.
 

@@ -12,9 +12,11 @@ at a fresh temporary folder, before any test module is imported (so that
 every environment a test copies for a child process has them too), and
 :func:`remove` deletes it at the end.
 
-One thing is read, never written, from where the learner keeps it: GPT-2
-small's weights, where they are in the Hugging Face cache, so that the
-checks of the lesson's claims run where the weights exist.
+Two things are read, never written, from where the learner keeps them:
+GPT-2 small's weights, where they are in the Hugging Face cache, so that the
+checks of the lesson's claims run where the weights exist; and pip's own
+configuration (which index, which folder of wheels), so that the tests that
+install a release into a fresh venv install it as this machine installs.
 """
 
 from __future__ import annotations
@@ -53,10 +55,19 @@ def learners_hub_cache(environ) -> Path:
     return Path(cache) / "huggingface" / "hub"
 
 
+def learners_pip_config(environ) -> Path | None:
+    """The user's own pip configuration file, where pip would find one (its rules: XDG first, then ~/.pip)."""
+    home = Path(environ.get("HOME") or Path.home())
+    config = Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
+    return next((path for path in (config / "pip" / "pip.conf", home / ".pip" / "pip.conf") if path.is_file()), None)
+
+
 def isolate(environ=os.environ) -> Path:
     """Point :data:`FOLDERS` at a new private home in the temporary folder; returns that home."""
     home = Path(tempfile.mkdtemp(prefix="softlookup-tests-home-"))  # mode 0700: the warm server's rule
     hub = learners_hub_cache(environ)
+    if not environ.get("PIP_CONFIG_FILE") and (pip := learners_pip_config(environ)) is not None:
+        environ["PIP_CONFIG_FILE"] = str(pip)
     for variable, inside in FOLDERS.items():
         folder = (home / inside).resolve()
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)

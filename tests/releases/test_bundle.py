@@ -138,6 +138,22 @@ def test_check_in_the_installed_bundle_grades_the_stubs_at_zero(installed, tmp_p
     assert "test_lesson_claim" not in done.stdout  # no GPT-2 ground truth was needed for stubs
 
 
+@pytest.mark.parametrize("where", [".", "assignments"], ids=["in the checkout", "in assignments/"])
+def test_pytest_in_the_installed_bundle_checks_the_learners_exercises(installed, where, tmp_path):
+    checkout, python = installed
+    work = shutil.copytree(checkout, tmp_path / "checkout")
+    shutil.copy(SOLUTIONS / "softmax.py", work / "assignments")  # the learner solved the first exercise
+    done = subprocess.run([python, "-m", "pytest"], cwd=work / where, capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "200"}, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    softmax = registry.exercise("softmax")
+    public = sum(points for name, points in softmax.points.items() if name not in HIDDEN)
+    assert f"{public:g}/{public:g} points, done" in done.stdout and f"Total: {public:g}/{PUBLIC_MAX:g}" in done.stdout
+    assert "lookup.py: Three lookups" in done.stdout and "not started" in done.stdout
+    assert "(hidden)" not in done.stdout
+    assert not list(work.rglob(".pytest_cache"))
+
+
 def classroom_points(outputs: dict[str, str]) -> tuple[float, float]:
     """What the Classroom reporter posts as "Points X/Y": its runner result's scores added up."""
     result = json.loads(base64.b64decode(outputs["result"]))
