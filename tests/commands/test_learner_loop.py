@@ -4,6 +4,7 @@ file named, verdicts that name the cause the numbers show, and pictures that rea
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from helpers import load_solution, make_submission, run
+import helpers
+from helpers import ASSIGNMENTS, load_solution, make_submission, run, solved_folder
 from grader.engine import registry
 from grader.engine.results import CheckResult, SubmissionResult
 from grader.reports import markup
@@ -94,6 +96,19 @@ def test_warnings_name_the_learners_own_file(naive_softmax):
     printed = cases_of(result, "test_large_scores")["plus-1000"].printed
     assert f"{folder.resolve() / 'softmax.py'}:5: RuntimeWarning: overflow encountered in exp" in printed
     assert "submission-" not in printed and "softlookup-" not in printed
+
+
+@pytest.mark.parametrize("lookup_in", ["module", "notebook"])
+def test_warnings_name_the_learners_file_in_a_folder_of_modules_and_notebooks(tmp_path, lookup_in):
+    """assignments/ as handed out: the learner edits softmax.py; lookup is a stub, or solved in its notebook."""
+    folder = shutil.copytree(ASSIGNMENTS, tmp_path / "assignments")
+    (folder / "softmax.py").write_text(NAIVE_SOFTMAX)
+    if lookup_in == "notebook":
+        shutil.copy(solved_folder(tmp_path / "solved") / "lookup.ipynb", folder)
+    done = helpers.softlookup("check", "--exercise", "softmax", "--exercise", "lookup", cwd=tmp_path)
+    assert "assignments/softmax.py:5: RuntimeWarning: overflow encountered in exp" in done.stdout, done.stdout
+    assert "softlookup-notebooks-" not in done.stdout and "submission-" not in done.stdout
+    assert ("0/26 points, not started" in done.stdout) == (lookup_in == "module")  # the solved notebook is graded
 
 
 @pytest.mark.parametrize("case,cause,not_the_cause", [("plus-1000", "overflows to inf", "underflows"),
