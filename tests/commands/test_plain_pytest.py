@@ -52,6 +52,8 @@ def test_pytest_checks_the_learners_exercises_as_check_does(clone, checked, wher
     verdicts = [line.strip() for line in checked.splitlines() if line.strip().startswith("✗")]
     assert verdicts and all(verdict.split(":")[0] in done.stdout for verdict in verdicts)
     assert "tests/" not in done.stdout  # not one of the kit's own tests ran
+    assert "--cases" not in done.stdout  # softlookup check's option; pytest's own way is named instead
+    assert "(and 2 more cases with other messages: pytest -k test_soft_weights_sum_to_one --tb=short" in done.stdout
     assert not list(clone.rglob(".pytest_cache")), "pytest left a cache in the learner's clone"
 
 
@@ -59,3 +61,9 @@ def test_the_kits_pyproject_and_the_learners_ini_configure_pytest_alike():
     options = kit_project()["tool"]["pytest"]["ini_options"]
     assert options == {"softlookup_exercises": True, "addopts": assignments.LEARNERS_ADDOPTS}
     assert (ASSIGNMENTS / "pytest.ini").read_text() == assignments.LEARNERS_PYTEST_INI
+
+
+def test_the_way_pytest_names_shows_every_case(clone):
+    done = learners_pytest(clone, "-k", "test_soft_weights_sum_to_one", "--tb=short")
+    failures = done.stdout.split("= FAILURES =")[1].split("lookup.py: Three lookups")[0]  # before the table
+    assert failures.count("do not favour the keys closest to it") == 3, done.stdout  # each case, its message
