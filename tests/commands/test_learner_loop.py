@@ -42,9 +42,10 @@ def test_hints_start_with_the_function_whose_checks_fail(tmp_path):
     assert json.loads((tmp_path / "state" / "softlookup" / "failing.json").read_text()) == {"lookup": ["soft_lookup"]}
     hints = registry.exercise("lookup").hints
     first = softlookup("hint", "lookup", **state).stdout
-    assert f"Hint 4 of 5: {markup.plain(hints[3])}" in first and "failed in soft_lookup only" in first
-    assert f"Hint 5 of 5: {markup.plain(hints[4])}" in softlookup("hint", "lookup", **state).stdout  # soft_lookup's too
-    assert f"Hint 1 of 5: {markup.plain(hints[0])}" in softlookup("hint", "lookup", **state).stdout  # then the idea
+    assert f"Hint 1 of 5: {markup.plain(hints[3])}" in first and "failed in soft_lookup only" in first
+    assert f"Hint 2 of 5: {markup.plain(hints[4])}" in softlookup("hint", "lookup", **state).stdout  # soft_lookup's too
+    assert f"Hint 3 of 5: {markup.plain(hints[0])}" in softlookup("hint", "lookup", **state).stdout  # then the idea
+    assert f"Hint 4 of 5: {markup.plain(hints[1])}" in softlookup("hint", "lookup", **state).stdout  # counted as shown
 
 
 TITLE, MESSAGE = "Equally close keys: the one that comes first in `keys` wins", "the *farthest* key: use `argmin`"
