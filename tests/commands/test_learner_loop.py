@@ -162,3 +162,42 @@ def test_the_slider_moves_after_the_picture_it_shows(monkeypatch):
     sent.clear()
     play.value = 5
     assert sent.index("FloatSlider") > max(sent.index("Image"), sent.index("HTML")), sent
+
+
+def drawn_two_numbers(query):
+    figure = widgets._two_number_figure(explore.two_numbers(load_solution("attention").attend, query))
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    return figure, canvas.get_renderer()
+
+
+@pytest.mark.parametrize("query", [lesson.QUERY, (0.3, 1.6), (-0.2, -1.3), (-1.0, 0.8), (-1.0, -1.0), (2.5, 0.2)],
+                         ids=["lesson", "towards sat", "towards the", "towards on", "towards The", "past cat"])
+def test_no_key_arrow_runs_through_the_query_label(query):
+    figure, renderer = drawn_two_numbers(query)
+    axes = figure.axes[0]
+    label = next(text for text in axes.texts if text.get_text() == "query")
+    box = label.get_window_extent(renderer)
+    for key, arrow in zip(lesson.KEYS, [text for text in axes.texts if text.get_text() == ""]):
+        start, end = axes.transData.transform([(0, 0), key])
+        half_width = arrow.arrow_patch.get_linewidth() * renderer.points_to_pixels(1) / 2
+        along = start + np.linspace(0, 1, 400)[:, None] * (end - start)
+        inside = ((along[:, 0] > box.x0 - half_width) & (along[:, 0] < box.x1 + half_width)
+                  & (along[:, 1] > box.y0 - half_width) & (along[:, 1] < box.y1 + half_width))
+        assert not inside.any(), f"the arrow of key {key} crosses the query label"
+    for other in axes.texts:  # nor does it sit on a key's name
+        if other.get_text() not in ("", "query"):
+            assert not box.overlaps(other.get_window_extent(renderer)), other.get_text()
+
+
+def test_the_output_axes_tick_labels_and_names_stand_apart():
+    figure, renderer = drawn_two_numbers(lesson.QUERY)
+    axes = figure.axes[1]
+    texts = [label for axis in (axes.xaxis, axes.yaxis, axes.zaxis)
+             for label in [*axis.get_ticklabels(), axis.label] if label.get_text() and label.get_visible()]
+    boxes = [(text.get_text(), text.get_window_extent(renderer)) for text in texts]
+    assert len(boxes) == 12  # three ticks and a name on each axis
+    crowded = [(a, b) for i, (a, one) in enumerate(boxes) for b, other in boxes[i + 1:] if one.overlaps(other)]
+    assert not crowded, crowded

@@ -90,8 +90,8 @@ def test_house_price_widget_reacts_in_jupyterlab(jupyter_lab, tmp_path):
         page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
 
         widget = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider")).first
-        widget.get_by_text("£275k").wait_for(timeout=120_000)  # the learner's soft_lookup, query 3, sharpness 1.5
-        assert "49%" in widget.inner_text()
+        widget.get_by_text("£275.11k").wait_for(timeout=120_000)  # the learner's soft_lookup, query 3, sharpness 1.5
+        assert "49.45%" in widget.inner_text()
 
         handle = widget.locator(".widget-slider").filter(has_text="bedrooms").locator(".noUi-handle")
         handle.focus()
