@@ -10,7 +10,7 @@ from html import escape
 
 from grader.engine.results import SubmissionResult, cleaned
 from grader.reports import markup
-from grader.reports.verdicts import Problem, points, summary, verdict
+from grader.reports.verdicts import Problem, one_line, points, verdict
 
 
 def html(result: SubmissionResult, total_first: bool = False) -> str:
@@ -24,7 +24,7 @@ def html(result: SubmissionResult, total_first: bool = False) -> str:
     for exercise in result.exercises:
         heading = (f"<b>{escape(exercise.name)}</b>: {escape(exercise.title)}: "
                    f"<b>{points(exercise.score)}/{points(exercise.max_score)}</b> points")
-        if (line := summary(exercise)) == "not started":
+        if (line := one_line(exercise)) == "not started":
             parts.append(f"<p>{heading}, not started (stuck? <code>softlookup hint {escape(exercise.name)}</code>)</p>")
             continue
         if line:

@@ -29,7 +29,7 @@ from rich.text import Text
 
 from grader.engine.results import CheckResult, ExerciseResult, SubmissionResult, cleaned
 from grader.reports import markup
-from grader.reports.verdicts import Problem, points, summary, verdict
+from grader.reports.verdicts import Problem, one_line, points, verdict
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def _report(result: SubmissionResult, console, road: Road) -> None:
     for exercise in result.exercises:
         # One line when one thing explains every failure, so a first run reads as a to-do list.
         heading = f"[bold]{exercise.name}.py[/]: {escape(exercise.title)}: [bold]0/{points(exercise.max_score)}[/] points"
-        if (line := summary(exercise)) == "not started":
+        if (line := one_line(exercise)) == "not started":
             _print_whole(console, f"{heading}, not started [dim](stuck? softlookup hint {exercise.name})[/]")
             continue
         if line:
@@ -193,7 +193,7 @@ def _one_line(text: str) -> Text:
 def _status(exercise: ExerciseResult) -> str:
     if exercise.status != "in progress":
         return exercise.status
-    if line := summary(exercise):
+    if line := one_line(exercise):
         return f"[red]{markup.rich(line)}[/]"
     failing = [cases[0].title or name for (name, _), cases in exercise.grouped().items()
                if any(c.outcome == "failed" for c in cases)]

@@ -98,7 +98,7 @@ def test_house_price_widget_reacts_in_jupyterlab(jupyter_lab, tmp_path):
         for _ in range(STEPS):
             handle.press("ArrowRight")
         widget.get_by_text("Answer for 4.0 bedrooms").wait_for(timeout=30_000)
-        assert "£354k" in widget.inner_text()
+        assert "£354.30k" in widget.inner_text()
 
         screenshots.mkdir(parents=True, exist_ok=True)
         shot = screenshots / "house-prices-widget.png"
