@@ -136,8 +136,8 @@ def feedback_html(result: SubmissionResult, student: str) -> str:
 
     shown = redacted(result)
     why = " ".join(html.escape(line[0].upper() + line[1:]) + "." for line in status_lines(shown))
-    status = f"<p><b>Status: {html.escape(shown.status)}.</b> {why}</p>\n" if why else ""
-    return html_page(f"Feedback for {encodable(student)}", status + table(shown, total_first=True))
+    status = f"\n<p><b>Status: {html.escape(shown.status)}.</b> {why}</p>" if why else ""
+    return html_page(f"Feedback for {encodable(student)}", table(shown, total_first=True, under_total=status))
 
 
 def write_student(folder: Path, student: str, result: SubmissionResult):
