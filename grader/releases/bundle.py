@@ -128,9 +128,9 @@ pip install torch=={torch} --index-url https://download.pytorch.org/whl/cpu
 pip install .
 ```
 
-The third line is only for a machine without torch: it fetches torch's small
-CPU build (needs the internet; a plain `pip install torch` may pick a GPU
-build of several GB). `pip install .` then uses the torch it finds.
+The `pip install torch` line is only for a machine without torch: it fetches
+torch's small CPU build (needs the internet; a plain `pip install torch` may
+pick a GPU build of several GB). `pip install .` then uses the torch it finds.
 
 ## Working
 
@@ -139,6 +139,7 @@ softlookup check                      # grade everything in assignments/
 softlookup check --exercise softmax   # one exercise
 softlookup check --watch              # grade again each time you save
 softlookup hint lookup                # the next hint for an exercise
+pytest                                # the same checks, here or in assignments/
 ```
 
 Prefer notebooks? Run `jupyter lab`, open `assignments/softmax.ipynb` and
@@ -216,7 +217,11 @@ def main(argv=None) -> int:
         for leak in leaks:
             print(f"  {leak}", file=sys.stderr)
         return 1
-    files = [path for path in args.out.rglob("*") if path.is_file()]
-    size = sum(path.stat().st_size for path in files) / 1e6
-    print(f"wrote {len(files)} files ({size:.1f} MB) to {args.out}; scanned: no line of the reference, no hidden check")
+    print(f"{wrote(args.out)} to {args.out}; scanned: no line of the reference, no hidden check")
     return 0
+
+
+def wrote(out: Path) -> str:
+    """What the release says it wrote: how many files, and their size (the README quotes it; a test holds it)."""
+    files = [path for path in out.rglob("*") if path.is_file()]
+    return f"wrote {len(files)} files ({sum(path.stat().st_size for path in files) / 1e6:.1f} MB)"

@@ -123,5 +123,10 @@ def main(argv=None) -> int:
         write_zip(args.zip, args.solutions)
     except FileNotFoundError as error:
         raise UsageError(str(error)) from None
-    print(f"wrote {args.zip} ({args.zip.stat().st_size / 2**20:.1f} MB): upload it as the assignment's autograder")
+    print(f"{wrote(args.zip)}: upload it as the assignment's autograder")
     return 0
+
+
+def wrote(path: Path) -> str:
+    """What the release says it wrote, and its size (the README quotes it; a test holds it)."""
+    return f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)"

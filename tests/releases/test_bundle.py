@@ -9,6 +9,7 @@ from it is scanned for the reference's lines and the hidden checks.
 import base64
 import json
 import os
+import re
 import runpy
 import shutil
 import subprocess
@@ -175,3 +176,29 @@ def test_classroom_reads_the_public_points(installed, work, tmp_path):
     reporter = workflow_steps(checkout)["Autograding Reporter"]
     assert reporter["with"]["runners"] == "softlookup" and "steps.softlookup.outputs.result" in reporter["env"][
         "SOFTLOOKUP_RESULTS"]
+
+
+# -- what the documents say about the release ----------------------------------------------------------
+
+
+def lines_named_by_what_they_say(text: str) -> tuple[list[str], list[str]]:
+    """The commands of a README's first bash block, and the lines its prose names ("The `pip install torch` line")."""
+    block = text.split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#")[0].strip() for line in block.splitlines()]
+    return commands, re.findall(r"The `([^`]+)` line", text)
+
+
+def test_the_readme_quotes_the_release_as_it_writes_the_bundle(made):
+    readme = (registry.KIT_ROOT / "README.md").read_text()
+    assert f'the release prints "{bundle.wrote(made)}"' in readme  # as bundle.main printed it, making `made`
+    truth = made / "grader" / "data" / "gpt2_truth.json"
+    assert f"(`gpt2_truth.json`, {truth.stat().st_size / 1000:.0f} KB)" in readme
+    assert f"for the {len(leak_scan.reference_lines(SOLUTIONS))} non-trivial lines of reference code" in readme
+
+
+@pytest.mark.parametrize("which", ["the bundle's", "the kit's"])
+def test_a_readme_names_its_install_lines_by_what_they_say_not_by_count(made, which):
+    text = (made / "README.md" if which == "the bundle's" else registry.KIT_ROOT / "README.md").read_text()
+    commands, named = lines_named_by_what_they_say(text)
+    assert named and all(any(name in command for command in commands) for name in named), (named, commands)
+    assert not re.search(r"\b(first|second|third|fourth|fifth) line\b", text, re.IGNORECASE)
