@@ -161,7 +161,7 @@ def _result_in(out: Path, student: Student) -> SubmissionResult | None:
 
 
 def _graded(todo: list[Student], jobs: int, out: Path, exercises: list[registry.Exercise],
-            pytest_args: list[str], fresh: list[str]) -> str:
+            pytest_args: list[str], fresh: list[str] | None = None) -> str:
     """Grade ``todo``, writing each student's files as their result comes (and their id into ``fresh``); why
     the batch stopped, if it did."""
     progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -171,7 +171,8 @@ def _graded(todo: list[Student], jobs: int, out: Path, exercises: list[registry.
 
         def record(student: Student, result: SubmissionResult):
             gradebook.write_student(gradebook.student_folder(out, student.id), student.id, result)
-            fresh.append(student.id)
+            if fresh is not None:
+                fresh.append(student.id)
             progress.advance(task)
 
         return batch.grade_class(todo, jobs, exercises, pytest_args, record, workdir=out)
