@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Callable
 
 import classes
+from helpers import ASSIGNMENTS
 
 KIT_PARTS = ("grader", "solutions", "assignments", "tests")
 SECRET = "hunter2-do-not-leak"
@@ -416,10 +417,15 @@ class Outcome:
 
 
 def kit_copy(parent: Path, source: Path) -> Path:
-    """A disposable copy of the kit: what the attacks may try to read and change."""
+    """A disposable copy of the kit: what the attacks may try to read and change.
+
+    Its ``assignments/`` is the release's stubs, not the learner's edits, and no
+    cache a command left in the kit (``__pycache__``, ``.pytest_cache``) comes along.
+    """
     target = parent / "kit"
     for part in KIT_PARTS:
-        shutil.copytree(source / part, target / part, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ASSIGNMENTS if part == "assignments" else source / part, target / part,
+                        ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", ".ipynb_checkpoints"))
     return target
 
 

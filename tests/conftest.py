@@ -1,16 +1,22 @@
-"""The kit's own test run: offline, no warm server, and one fork server with torch for the whole run.
+"""The kit's own test run: offline, no warm server, its own home, and one fork server with torch for the whole run.
 
 Shared helpers live in ``helpers.py`` and the catalogues (mistakes, lazy
 answers, right answers from the wild, attacks, classes, exports) beside it;
-the test files are grouped by the package of ``grader/`` they test.
+the test files are grouped by the package of ``grader/`` they test. Run them
+with ``pytest tests`` (``-n auto`` for one process per core): ``tests/pytest.ini``
+is their configuration, whatever a learner's ``pytest`` at the root does.
 """
 
 from __future__ import annotations
 
 import os
 
+import own_folders
+
+# Before anything else is imported: every environment a test copies for a child process has these too.
 os.environ["HF_HUB_OFFLINE"] = "1"  # the hub is unreachable here; fail fast instead of retrying
 os.environ["SOFTLOOKUP_NO_SERVER"] = "1"  # every `softlookup check` a test starts grades in-process (test_warm: not)
+OWN_HOME = own_folders.isolate()  # no test reads or writes the learner's home, state, cache or runtime folders
 
 from grader.engine import servers  # noqa: E402
 
@@ -19,3 +25,7 @@ def pytest_configure(config):
     # One fork server for the whole run, with torch already imported, so every
     # GPT-2 grading below forks a worker instead of importing torch again.
     servers.preload("transformers")
+
+
+def pytest_unconfigure(config):
+    own_folders.remove(OWN_HOME)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import os
 import shutil
@@ -9,6 +10,7 @@ import signal
 import site
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -17,7 +19,26 @@ from grader.engine.options import Options
 from grader.engine.runner import run_checks
 
 SOLUTIONS = registry.KIT_ROOT / "solutions"
-ASSIGNMENTS = registry.KIT_ROOT / "assignments"
+
+
+def fresh_stubs() -> Path:
+    """``assignments/`` as ``softlookup release`` makes it from solutions/, in a temporary folder of its own.
+
+    The repository's own ``assignments/`` is the learner's to edit: a test that
+    read it would fail once they had solved an exercise there. (CI's
+    ``softlookup release --check`` keeps it up to date.)
+    """
+    from grader.releases.assignments import planned
+
+    folder = Path(tempfile.mkdtemp(prefix="softlookup-stubs-")) / "assignments"
+    atexit.register(shutil.rmtree, folder.parent, True)
+    folder.mkdir()
+    for path, text in planned(SOLUTIONS, folder).items():
+        path.write_text(text)
+    return folder
+
+
+ASSIGNMENTS = fresh_stubs()
 SOFTLOOKUP = [sys.executable, "-m", "grader.cli"]
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "120"}
 NBGRADER = [sys.executable, "-m", "nbgrader"]
@@ -71,6 +92,23 @@ def solved_folder(folder: Path) -> Path:
         source = (SOLUTIONS / f"{exercise.module}.py").read_text()
         (folder / f"{exercise.module}.ipynb").write_text(learner_notebook(exercise, source, stub=False))
     return folder
+
+
+def learners_clone(root: Path) -> Path:
+    """The kit as `git clone` gives it, then a learner's work in its assignments/: ``softmax`` solved, the
+    lesson's sign mistake in ``soft_lookup``, the rest not started."""
+    from grader.releases.distribution import CACHES
+    from mistakes import MISTAKES
+
+    for part in ("grader", "solutions", "tests"):
+        shutil.copytree(registry.KIT_ROOT / part, root / part, ignore=CACHES)
+    for name in ("pyproject.toml", "softlookup.py", "README.md"):
+        shutil.copy(registry.KIT_ROOT / name, root / name)
+    work = shutil.copytree(ASSIGNMENTS, root / "assignments")
+    shutil.copy(SOLUTIONS / "softmax.py", work)
+    shutil.copy(SOLUTIONS / "lookup.py", work)
+    next(mistake for mistake in MISTAKES if mistake.name == "soft score sign flipped").apply(work)
+    return root
 
 
 def fresh_venv(folder: Path) -> Path:

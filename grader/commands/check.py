@@ -112,11 +112,15 @@ def main(argv=None, grading=None) -> int:
     result.submission = str(args.directory)
     hint.record_failures(result)
     console = Console(highlight=False)
-    terminal.render(result, console)
+    student = edition.student()
+    note = student.note([exercise.module for exercise in exercises], result.max_score) if student else ""
+    # Below the report: the note, and the prompt. With --cases the learner asked for more than a screen.
+    reserve = None if args.cases else 1 + -(-len(note) // max(console.width, 1))
+    terminal.render(result, console, reserve=reserve)
     if args.cases and not terminal.cases(result, args.cases, console):
         console.print(f"No check {args.cases} was graded here (see --exercise).")
-    if (student := edition.student()) is not None:
-        console.print(student.note([exercise.module for exercise in exercises], result.max_score), soft_wrap=True)
+    if note:
+        console.print(note, soft_wrap=True)
     if args.json:
         try:
             write_gradescope(result, args.json)

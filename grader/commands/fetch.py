@@ -24,5 +24,6 @@ def main(argv=None) -> int:
     except models.GPT2NotFound as error:
         print(f"softlookup fetch-gpt2: {error}", file=sys.stderr)
         return 1
-    print(f"GPT-2 small is in {folder}; grade with SOFTLOOKUP_GPT2={folder}")
+    print(f"GPT-2 small is in {folder}: `softlookup check --gpt2-model {folder}` (or SOFTLOOKUP_GPT2={folder} "
+          "set before `softlookup check`) grades the lesson's claims on it")
     return 0

@@ -23,7 +23,7 @@ from grader.engine import batch, confine, options, registry, runner
 from grader.engine.intake import Student, escaped
 from grader.engine.options import Options
 from grader.engine.results import SubmissionResult, write_atomically
-from grader.platforms import Intake, detect
+from grader.platforms import Intake, detect, folders, listing
 from grader.reports import gradebook
 from grader.usage import Parser, UsageError
 
@@ -76,6 +76,8 @@ def main(argv=None) -> int:
     exercises = check.chosen_exercises(args)
     intake = detect.read(args.submissions.resolve(), args.layout)
     print(f"softlookup grade: {escaped(intake.described())}", file=sys.stderr)
+    if warning := mixed_layouts(args.submissions.resolve(), intake):
+        print(f"softlookup grade: warning: {warning}", file=sys.stderr)
     if not intake.students:
         print(f"softlookup grade: there is no student to grade in {args.submissions}; give the folder of the "
               "platform's export (unzipped), or one with a subfolder (or .zip) per student", file=sys.stderr)
@@ -86,16 +88,17 @@ def main(argv=None) -> int:
     if not todo:
         print(f"softlookup grade: nothing new: all {len(intake.students)} students were graded in {args.out} "
               "before (--force grades them again)", file=sys.stderr)
-    interrupted, failure = False, ""
+    interrupted, failure, fresh = False, "", []
     try:
-        failure = _graded(todo, args.jobs, args.out.resolve(), exercises, judge_arguments(args, exercises))
+        failure = _graded(todo, args.jobs, args.out.resolve(), exercises, judge_arguments(args, exercises), fresh)
     except KeyboardInterrupt:
         interrupted = True
     except Exception as error:  # the coordinator's own fault: the gradebook of those graded is still written
         failure = f"the batch stopped ({batch.described(error)})"
     graded = write_gradebook(args.out, intake, exercises, args.assignment)
     written = ", ".join(str(args.out / name) for name in ("grades.csv", *_import_file(intake.layout)))
-    done = f"{len(graded)} of {len(intake.students)} students graded; gradebook in {written}"
+    again = "graded again" if args.force else "new"
+    done = f"{len(graded)} of {len(intake.students)} students graded ({len(fresh)} {again}); gradebook in {written}"
     if failure:
         raise UsageError(f"{failure}; {done}")
     if interrupted:
@@ -108,6 +111,24 @@ def main(argv=None) -> int:
               "folder as another layout)", file=sys.stderr)
         return 1
     return 0
+
+
+def mixed_layouts(folder: Path, intake: Intake) -> str:
+    """A warning where the folder was read as one folder per student although a platform names several of its
+    entries as its export names them: two layouts in one folder (students' folders beside Canvas's files), of
+    which one is read wrongly, each of its files a student of its own. "" where nothing looks mixed."""
+    entries, _ = listing(folder)
+    if intake.layout != folders.NAME or len(entries) < 3:
+        return ""
+    for platform in detect.PLATFORMS:
+        named = [escaped(entry.name) for entry in entries if platform.recognised(entry)]
+        if len(named) >= 2:
+            return (f"{len(named)} of the {len(entries)} entries are named as a {platform.TITLE} names them "
+                    f"({', '.join(named[:2])}{', ...' if len(named) > 2 else ''}) and the others are not: this "
+                    f"folder looks like two layouts in one. Read as {folders.TITLE}, each of those entries is a "
+                    "student of its own; put each layout in a folder of its own and grade them apart, or read this "
+                    f"one as the export with --layout {platform.NAME} (the rest is then ignored, with why)")
+    return ""
 
 
 def write_gradebook(out: Path, intake: Intake, exercises: list[registry.Exercise],
@@ -141,8 +162,9 @@ def _result_in(out: Path, student: Student) -> SubmissionResult | None:
 
 
 def _graded(todo: list[Student], jobs: int, out: Path, exercises: list[registry.Exercise],
-            pytest_args: list[str]) -> str:
-    """Grade ``todo``, writing each student's files as their result comes; why the batch stopped, if it did."""
+            pytest_args: list[str], fresh: list[str] | None = None) -> str:
+    """Grade ``todo``, writing each student's files as their result comes (and their id into ``fresh``); why
+    the batch stopped, if it did."""
     progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("left"), TimeRemainingColumn(), disable=not sys.stdout.isatty())
     with progress:
@@ -150,6 +172,8 @@ def _graded(todo: list[Student], jobs: int, out: Path, exercises: list[registry.
 
         def record(student: Student, result: SubmissionResult):
             gradebook.write_student(gradebook.student_folder(out, student.id), student.id, result)
+            if fresh is not None:
+                fresh.append(student.id)
             progress.advance(task)
 
         return batch.grade_class(todo, jobs, exercises, pytest_args, record, workdir=out)

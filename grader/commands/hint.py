@@ -157,7 +157,8 @@ def main(argv=None) -> int:
             names = ", ".join(f"`{name}`" for name in failing)
             say(f"  Your last check failed in {names} only, so {'its' if len(failing) == 1 else 'their'} hints "
                 "come first.")
-        say(f"  Hint {number} of {len(hints)}: {hints[number - 1]}")
+        # Counted in the order they are shown, which follows the failing function: the 1st, the 2nd, ...
+        say(f"  Hint {len(hints) - len(unseen) + 1} of {len(hints)}: {hints[number - 1]}")
         left = len(unseen) - 1
         say(f"  {left} more: run this again for the next." if left else "  That was the last hint.")
         seen[exercise.module] = seen.get(exercise.module, set()) | {number}

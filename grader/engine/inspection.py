@@ -23,8 +23,17 @@ def _parsed(path: Path) -> ast.Module | None:
     try:
         if path.stat().st_size > STUB_SOURCE_LIMIT:
             return None
-        return ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return _parsed_source(path.read_bytes())
+    except OSError:
+        return None
+
+
+def _parsed_source(source: str | bytes) -> ast.Module | None:
+    if len(source) > STUB_SOURCE_LIMIT:
+        return None
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
@@ -65,7 +74,15 @@ def untouched(path: Path, functions: tuple[str, ...]) -> bool:
     does not parse included, counts as started and is graded for real, so a
     mistake here can only cost time, never a point.
     """
-    tree = _parsed(path)
+    return _untouched_tree(_parsed(path), functions)
+
+
+def untouched_source(source: str, functions: tuple[str, ...]) -> bool:
+    """:func:`untouched` for a module's text (a notebook's code cells, made into one)."""
+    return _untouched_tree(_parsed_source(source), functions)
+
+
+def _untouched_tree(tree: ast.Module | None, functions: tuple[str, ...]) -> bool:
     if tree is None:
         return False
     bindings: dict[str, list[ast.stmt]] = {}

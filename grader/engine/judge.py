@@ -21,9 +21,16 @@ def fail(message: str):
 
 
 def show(value, digits: int = 4) -> str:
-    """A short, readable rendering of a received or expected value, to ``digits`` digits."""
+    """A short, readable rendering of a received or expected value, to ``digits`` digits, on one line.
+
+    numpy writes the rows of a matrix (and a long vector) on lines of their
+    own; in a sentence, a table cell or a feedback file the second row would
+    then start flush left, cut off from the verdict it belongs to. One line
+    keeps the brackets that show the rows: ``[[nan nan] [nan nan]]``.
+    """
     if isinstance(value, np.ndarray):
-        return np.array2string(value, precision=digits, threshold=24, edgeitems=2, max_line_width=100)
+        text = np.array2string(value, precision=digits, threshold=24, edgeitems=2, max_line_width=100)
+        return " ".join(line.strip() for line in text.splitlines())
     if isinstance(value, float):
         keep_zeros = "#" if digits > 4 else ""  # extra digits were asked for: show them, zeros too (1.000000)
         return f"{value:{keep_zeros}.{digits}g}" if abs(value) < 1e5 else f"{value:.{digits}e}"

@@ -166,19 +166,32 @@ def chosen_sources(folder: Path, prefer_notebooks: bool) -> dict[str, Path]:
     """For each exercise found in ``folder``, the file to grade: ``<module>.py`` or ``<module>.ipynb``.
 
     ``assignments/`` holds both. A module file wins, unless ``prefer_notebooks``
-    or it is still the untouched stub: a learner who edits the ``.py`` files
-    must not be graded on the untouched notebooks, nor one who works in the
-    notebooks on the untouched modules (a folder pushed or uploaded whole).
+    or it is still the untouched stub and the notebook is not: a learner who
+    edits the ``.py`` files must not be graded on the untouched notebooks, nor
+    one who works in the notebooks on the untouched modules (a folder pushed
+    or uploaded whole). Where both are untouched the module is graded (the
+    same "not started"), so that a folder of modules is graded as it stands,
+    its files named as the learner knows them.
     """
     chosen = {}
     for exercise in registry.EXERCISES:
         module, notebook = folder / f"{exercise.module}.py", folder / f"{exercise.module}.ipynb"
         if notebook.is_file() and (prefer_notebooks or not module.is_file()
-                                   or inspection.untouched(module, exercise.functions)):
+                                   or (inspection.untouched(module, exercise.functions)
+                                       and not _untouched_notebook(notebook, exercise.functions))):
             chosen[exercise.module] = notebook
         elif module.is_file():
             chosen[exercise.module] = module
     return chosen
+
+
+def _untouched_notebook(path: Path, functions: tuple[str, ...]) -> bool:
+    """Whether the notebook's code cells still leave every one of ``functions`` a stub (one that cannot be read
+    is not: grading says what is wrong with it)."""
+    try:
+        return inspection.untouched_source(module_source(path), functions)
+    except NotebookError:
+        return False
 
 
 def write_modules(sources: dict[str, Path], target: Path, keep_going: bool = False) -> None:
@@ -211,13 +224,33 @@ def write_modules(sources: dict[str, Path], target: Path, keep_going: bool = Fal
         destination.write_text(text, encoding="utf-8", errors="replace")
 
 
+# The folders module_folder made and has not yet removed: each module's file name -> the learner's file it came from.
+_MADE: dict[str, dict[str, Path]] = {}
+
+
 @contextmanager
 def module_folder(folder: Path, prefer_notebooks: bool = False, keep_going: bool = False):
-    """``folder`` itself when it holds modules only, else a temporary folder of modules made from it."""
+    """``folder`` itself when it holds modules only, else a temporary folder of modules made from it.
+
+    While the temporary folder exists, :func:`made_from` says which of the
+    learner's files each of its modules stands for, so that a warning or a
+    traceback names ``assignments/softmax.py``, not the temporary copy.
+    """
     sources = chosen_sources(folder, prefer_notebooks)
     if all(source.suffix == ".py" for source in sources.values()):
         yield folder
         return
     with tempfile.TemporaryDirectory(prefix="softlookup-notebooks-") as target:
         write_modules(sources, Path(target), keep_going)
-        yield Path(target)
+        key = os.path.realpath(target)
+        _MADE[key] = {f"{module}.py": source for module, source in sources.items()}
+        try:
+            yield Path(target)
+        finally:
+            _MADE.pop(key, None)
+
+
+def made_from(folder) -> dict[str, Path]:
+    """For a folder :func:`module_folder` made (and has not removed yet), each module's file name and the
+    learner's file it was made from; for any other folder, nothing."""
+    return _MADE.get(os.path.realpath(folder), {})

@@ -6,16 +6,24 @@ way of any test outside ``grader/checks``.
 
 Fixtures for checks:
 
-* ``submission``: the learner's folder (``--submission``, default
-  ``assignments``); ``submission.lookup.soft_lookup(...)`` runs in a worker.
+* ``submission``: the learner's folder (``--submission``; by default, as
+  for ``softlookup check``, this folder if it holds the exercises, else its
+  ``assignments/``); ``submission.lookup.soft_lookup(...)`` runs in a worker.
 * ``reference``: the reference solutions, for hidden checks.
 * ``kit``: the kit's own modules in a worker (``kit.gpt2...``), so the judge
   never imports torch; in a student bundle, ``kit.gpt2``'s answers are
   recorded ones (:mod:`grader.engine.ground_truth`).
+
+A learner types plain ``pytest``: where the configuration found says
+``softlookup_exercises = true`` (the kit's pyproject.toml, ``assignments/pytest.ini``,
+the student bundle's), a ``pytest`` given no file runs the exercises' checks
+(:func:`pytest_configure`) on the learner's folder, notebooks included, as
+``softlookup check`` does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import time
@@ -23,7 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import codec, ground_truth, inspection, options, registry, servers
+from grader.engine import codec, ground_truth, inspection, notebooks, options, registry, servers
+from grader.engine.intake import exercise_folder
 from grader.engine.errors import KitError, SubmissionError
 from grader.engine.judge import CheckFailure
 from grader.engine.proxies import Namespace
@@ -41,6 +50,7 @@ BATCH = pytest.StashKey[bool]()  # set by softlookup grade: it begins and ends e
 _STARTED = pytest.StashKey[float]()
 _FOLDER = pytest.StashKey[Path]()  # the submission graded now: --submission, or the batch's student of the moment
 PROBLEM = pytest.StashKey[str]()  # why --submission cannot be graded at all (runner.run_checks's problem)
+_MADE = pytest.StashKey[contextlib.ExitStack]()  # the folder of modules made from a learner's notebooks, while graded
 
 # The time a submission ran out of, in a gradebook's terms: a budget spent, or a function stopped earlier.
 _STATUS_KINDS = {"budget": "timeout", "hung": "timeout"}
@@ -53,15 +63,31 @@ KIT_LIMITS = Limits(time=300.0, memory=16 * 2**30, needs="transformers")
 
 def pytest_addoption(parser):
     group = parser.getgroup("softlookup", "softlookup grading")
-    group.addoption("--submission", default="assignments", metavar="DIR",
-                    help="folder with the learner's modules (default: assignments)")
+    group.addoption("--submission", metavar="DIR",
+                    help="folder with the learner's modules or notebooks (default: this folder if it holds them, "
+                         "else its assignments/)")
     options.declare(group.addoption)
+    parser.addini("softlookup_exercises", "a pytest given no file runs the softlookup checks on the learner's "
+                                          "exercises", type="bool", default=False)
+
+
+def learners_folder(*places: Path) -> Path:
+    """The folder a learner means when they name none: the first of ``places`` that holds the exercises (modules
+    or notebooks), itself or in its ``assignments/``; else ``assignments``, which the error then names."""
+    return next((found for place in places if (found := exercise_folder(Path(place))) is not None),
+                Path("assignments"))
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpt2_weights: needs the real GPT-2 weights; skipped without them")
     config.addinivalue_line("markers", "points(n): what a check is worth; grader.engine.registry reads it from the "
                                        "source")
+    if config.getoption("submission") is None:
+        config.option.submission = learners_folder(Path(os.curdir), config.rootpath)
+    if config.getini("softlookup_exercises") and config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR:
+        # A bare `pytest`: the exercises' checks (the hidden ones too where the reference is), not this folder.
+        config.args[:] = [str(path) for exercise in registry.EXERCISES
+                          for path in exercise.check_files(hidden=not config.getoption("public"))]
     config.stash[RESULT] = SubmissionResult(str(config.getoption("submission")))
     config.stash[_CASES] = {}
     solutions = config.getoption("solutions")
@@ -116,9 +142,14 @@ def pytest_collection_finish(session):
         folder = Path(session.config.getoption("submission"))
         if not folder.is_dir():
             raise pytest.UsageError(f"--submission: {folder} is not a folder; give the folder with your modules")
-        try:
-            begin_submission(session.config, folder, session.config.stash.get(PROBLEM, ""))
-        except KitError as error:
+        made = session.config.stash[_MADE] = contextlib.ExitStack()
+        try:  # notebooks where the learner works in them, as softlookup check grades them
+            problem = session.config.stash.get(PROBLEM, "")
+            modules = folder.resolve() if problem else made.enter_context(notebooks.module_folder(folder.resolve()))
+            begin_submission(session.config, modules, problem,
+                             shown=str(folder) if modules != folder.resolve() else None)
+        except (KitError, notebooks.NotebookError) as error:
+            made.close()
             raise pytest.UsageError(str(error)) from None
 
 
@@ -292,10 +323,15 @@ def learners_paths(text: str, session: Session) -> str:
     from, the copy (``/tmp/softlookup-…/submission-…/softmax.py:41``); the
     learner knows the file as ``assignments/softmax.py``.
     """
+    def shown(path) -> str:
+        return os.path.relpath(path) if Path(path).is_relative_to(Path.cwd()) else str(path)
+
     for origin, copy in session.copies.items():
         if isinstance(copy, str) and copy in text:
-            shown = os.path.relpath(origin) if Path(origin).is_relative_to(Path.cwd()) else origin
-            text = text.replace(copy + os.sep, shown + os.sep)
+            for name, source in notebooks.made_from(origin).items():  # a module made from the learner's file
+                made = f"{shown(source)} (as {name})" if source.suffix == ".ipynb" else shown(source)
+                text = text.replace(os.path.join(copy, name), made)
+            text = text.replace(copy + os.sep, shown(origin) + os.sep)
     return text
 
 
@@ -310,6 +346,8 @@ def pytest_sessionfinish(session):
     if not session.config.stash.get(BATCH, False):
         end_submission(session.config)
     session.config.stash[SESSION].close()
+    if _MADE in session.config.stash:
+        session.config.stash[_MADE].close()
 
 
 # -- fixtures -----------------------------------------------------------------------

@@ -106,9 +106,26 @@ class SubmissionResult:
 
     @property
     def status(self) -> str:
-        """The worst thing that happened while grading, for a gradebook: ok, timeout, memory, crashed, ..."""
+        """What happened while grading, for a gradebook: the worst that the work handed in did (timeout,
+        memory, crashed, invalid), else ``missing`` where something was not handed in, else ``ok``.
+
+        A student whose code looped reads ``timeout`` even where a module is
+        missing too: ``missing`` alone says that nothing else went wrong, so it
+        never hides a loop behind "handed nothing in".
+        """
         seen = {ERROR_STATUS.get(check.error, "ok") for exercise in self.exercises for check in exercise.checks}
-        return max(seen | {"ok"}, key=STATUSES.index)
+        if happened := seen - {"ok", "missing"}:
+            return max(happened, key=STATUSES.index)
+        return "missing" if "missing" in seen else "ok"
+
+    def statuses(self) -> dict[str, list[str]]:
+        """Every status but ``ok`` that some exercise had, in the order :attr:`status` ranks them (its own first,
+        ``missing`` last), each with the exercises that had it."""
+        found: dict[str, list[str]] = {}
+        for exercise in self.exercises:
+            for kind in {ERROR_STATUS.get(check.error, "ok") for check in exercise.checks} - {"ok"}:
+                found.setdefault(kind, []).append(exercise.name)
+        return dict(sorted(found.items(), key=lambda item: (item[0] == "missing", -STATUSES.index(item[0]))))
 
     def to_plain(self) -> dict:
         """``dataclasses.asdict(self)``, built directly (asdict deep-copies every value: 17 ms for a class's checks)."""

@@ -39,11 +39,15 @@ def call(function, *args):
 
 
 def percent(weight: float) -> str:
-    return f"{100 * weight:.0f}%"
+    """A weight as the lesson states it, to two decimals: 0.55%, not a "1%" twice its size."""
+    return f"{100 * weight:.2f}%"
 
 
 def pounds(thousands: float | None) -> str:
-    return "nothing found" if thousands is None else f"£{thousands:.0f}k"
+    """A price in thousands of pounds, to the penny of the lesson's answer (£275.11k) and no further (£210k)."""
+    if thousands is None:
+        return "nothing found"
+    return f"£{thousands:.2f}".removesuffix(".00") + "k"
 
 
 # -- 1. house prices ----------------------------------------------------------------
@@ -69,10 +73,12 @@ class HousePrices:
     rows: list[PriceRow]
     answer: float | None  # None: the exact lookup found nothing
 
+    HEADER = ("bedrooms (key)", "price (value)", "score", "weight", "weight × value (£k)")
+
     def table(self) -> list[tuple[str, ...]]:
-        """The rows as the widget prints them: key, value, score, weight, weight x value."""
+        """The rows as the widget prints them (:attr:`HEADER`); the last column adds up to the answer."""
         return [(f"{row.key:g}", pounds(row.value), "" if row.score is None else f"{row.score + 0.0:.2f}",  # + 0.0: no "-0.00"
-                 percent(row.weight), f"{row.contribution:.0f}") for row in self.rows]
+                 percent(row.weight), f"{row.contribution + 0.0:.2f}") for row in self.rows]
 
 
 def _scalar(value, what: str) -> float | None:

@@ -52,7 +52,7 @@ def house_prices(exact_lookup, nearest_lookup, soft_lookup):
         except explore.NotReady as problem:
             table.value, picture.layout.display = _message(problem), "none"
             return
-        rows = _html_table(("bedrooms (key)", "price (value)", "score", "weight", "weight x value"), shown.table())
+        rows = _html_table(explore.HousePrices.HEADER, shown.table())
         table.value = f"{rows}<p>Answer for {query.value:.1f} bedrooms: <b>{explore.pounds(shown.answer)}</b></p>"
         picture.value, picture.layout.display = _price_picture(curves, shown), ""
 
@@ -193,11 +193,12 @@ def _two_number_figure(shown):
     for token, key, width in zip(lesson.TOKENS, lesson.KEYS, shown.arrow_widths()):
         keys_axes.annotate("", xy=key, xytext=(0, 0), arrowprops={"arrowstyle": "-|>", "lw": width, "color": "#1f5fbf"})
         keys_axes.annotate(token, xy=key, xytext=(4, 4), textcoords="offset points")
-    keys_axes.annotate("", xy=shown.query, xytext=(0, 0), arrowprops={"arrowstyle": "-|>", "lw": 2, "color": "#cf222e"})
-    keys_axes.annotate("query", xy=shown.query, xytext=(4, -12), textcoords="offset points", color="#cf222e")
+    keys_axes.annotate("", xy=shown.query, xytext=(0, 0), zorder=3,  # over the keys' arrows
+                       arrowprops={"arrowstyle": "-|>", "lw": 2, "color": "#cf222e"})
     reach = max(3.0, float(np.abs(shown.query).max()) + 0.3)
     keys_axes.set(xlim=(-reach, reach), ylim=(-reach, reach), xlabel="is a thing", ylabel="is an action",
                   title="keys (thicker: more weight)", aspect="equal")
+    _label_query(figure, keys_axes, shown)
     keys_axes.axhline(0, color="#ddd", zorder=0)
     keys_axes.axvline(0, color="#ddd", zorder=0)
     output_axes = figure.add_subplot(1, 2, 2, projection="3d")
@@ -207,10 +208,57 @@ def _two_number_figure(shown):
             output_axes.text(*(start + end) / 2, f" {token}", fontsize="small")
     output_axes.scatter(*shown.output, color="#cf222e", s=30, label="output (the weighted values added)")
     output_axes.set(xlabel="is a thing", ylabel="is alive", zlabel="is an action", xlim=(0, 1), ylim=(0, 1), zlim=(0, 1),
-                    title="output: values x weights, tip to tail")
-    output_axes.set_box_aspect(None, zoom=0.85)  # room for the axis labels inside the picture
+                    title="output: values × weights, tip to tail")
+    # Three ticks an axis, small and close to it, and each axis's name beyond them: where two axes meet, their
+    # end ticks ("1.0" and "0.0") no longer run into each other, nor into the names.
+    for axis in (output_axes.xaxis, output_axes.yaxis, output_axes.zaxis):
+        axis.set_ticks([0, 0.5, 1], ["0", "0.5", "1"])
+        axis.labelpad = 2
+    output_axes.tick_params(labelsize="small", pad=0)
+    output_axes.set_box_aspect(None, zoom=0.8)  # room for the axis labels inside the picture
     output_axes.legend(loc="upper left", fontsize="small")
     return figure
+
+
+def _label_query(figure, axes, shown):
+    """Name the query's arrow where nothing else is drawn: no key's arrow through the word, no key's name under it.
+
+    The query moves with the sliders, so no one place is always free: the word
+    tries the places around the arrow's tip in turn (beside it first, then
+    past it, then short of it) and takes the first that is clear.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    axes.apply_aspect()
+    arrows = [text for text in axes.texts if not text.get_text()][:len(lesson.KEYS)]
+    names = [text.get_window_extent(renderer) for text in axes.texts if text.get_text()]
+    segments = [(axes.transData.transform([(0, 0), key]), arrow.arrow_patch.get_linewidth() * renderer.points_to_pixels(1))
+                for key, arrow in zip(lesson.KEYS, arrows)]
+
+    def clear(box) -> bool:
+        if any(box.overlaps(name) for name in names):
+            return False
+        for (start, end), width in segments:
+            along = start + np.linspace(0, 1, 200)[:, None] * (end - start)
+            if (((along[:, 0] > box.x0 - width) & (along[:, 0] < box.x1 + width) & (along[:, 1] > box.y0 - width)
+                 & (along[:, 1] < box.y1 + width)).any()):
+                return False
+        return True
+
+    direction = np.asarray(shown.query, dtype=float)
+    direction = direction / (np.linalg.norm(direction) or 1.0)
+    normal = np.array([-direction[1], direction[0]])
+    label = None
+    for way in (normal, -normal, direction, (direction + normal) / 2, (direction - normal) / 2, -direction):
+        x, y = 12 * way / np.linalg.norm(way)
+        if label is not None:
+            label.remove()
+        label = axes.annotate("query", xy=shown.query, xytext=(x, y), textcoords="offset points", color="#cf222e",
+                              zorder=3, ha="left" if x > 2 else "right" if x < -2 else "center",
+                              va="bottom" if y > 2 else "top" if y < -2 else "center")
+        if clear(label.get_window_extent(renderer)):
+            return
 
 
 def _head_picture(shown) -> bytes:

@@ -1,4 +1,9 @@
-"""``assignments/``: what learners edit, made from ``solutions/`` (a stub module and a notebook per exercise)."""
+"""``assignments/``: what learners edit, made from ``solutions/`` (a stub module and a notebook per exercise).
+
+Beside them, a ``pytest.ini`` of the learner's: ``pytest`` typed in the
+folder checks the exercises in it (the plugin's ``softlookup_exercises``), as
+``softlookup check`` does, and leaves no cache among the learner's files.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +21,25 @@ def planned(solutions: Path, assignments: Path) -> dict[Path, str]:
         source = (solutions / f"{exercise.module}.py").read_text()
         plan[assignments / f"{exercise.module}.py"] = make_stub(source, f"{exercise.module}.py")
         plan[assignments / f"{exercise.module}.ipynb"] = learner_notebook(exercise, source)
+    plan[assignments / "pytest.ini"] = LEARNERS_PYTEST_INI
     return plan
+
+
+# How a learner's bare `pytest` reports: softlookup's table after pytest's dots, and no cache left behind.
+LEARNERS_ADDOPTS = "-p no:cacheprovider -q --tb=no -rN"
+LEARNERS_PYTEST_INI = f"""\
+# `pytest` in this folder checks your exercises, as `softlookup check` does.
+[pytest]
+softlookup_exercises = true
+addopts = {LEARNERS_ADDOPTS}
+"""
+# The same in a pyproject.toml at the root of a project with assignments/ (the student bundle's).
+LEARNERS_PYPROJECT = f"""
+# `pytest` here checks your exercises in assignments/, as `softlookup check` does.
+[tool.pytest.ini_options]
+softlookup_exercises = true
+addopts = "{LEARNERS_ADDOPTS}"
+"""
 
 
 def out_of_date(plan: dict[Path, str]) -> list[Path]:

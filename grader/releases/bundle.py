@@ -26,7 +26,7 @@ from pathlib import Path
 from grader.engine import edition, ground_truth, registry
 from grader.engine.options import Options
 from grader.releases import classroom, distribution, leak_scan
-from grader.releases.assignments import planned
+from grader.releases.assignments import LEARNERS_PYPROJECT, planned
 from grader.usage import UsageError
 
 # The grader package's files that learners get.
@@ -128,9 +128,9 @@ pip install torch=={torch} --index-url https://download.pytorch.org/whl/cpu
 pip install .
 ```
 
-The third line is only for a machine without torch: it fetches torch's small
-CPU build (needs the internet; a plain `pip install torch` may pick a GPU
-build of several GB). `pip install .` then uses the torch it finds.
+The `pip install torch` line is only for a machine without torch: it fetches
+torch's small CPU build (needs the internet; a plain `pip install torch` may
+pick a GPU build of several GB). `pip install .` then uses the torch it finds.
 
 ## Working
 
@@ -139,6 +139,7 @@ softlookup check                      # grade everything in assignments/
 softlookup check --exercise softmax   # one exercise
 softlookup check --watch              # grade again each time you save
 softlookup hint lookup                # the next hint for an exercise
+pytest                                # the same checks, here or in assignments/
 ```
 
 Prefer notebooks? Run `jupyter lab`, open `assignments/softmax.ipynb` and
@@ -191,7 +192,7 @@ def write_bundle(out: Path, solutions: Path):
     files = {
         "pyproject.toml": distribution.pyproject(
             "Exercises on attention as a soft lookup, with their public checks", requirements, ["softlookup"],
-            ["data/gpt2/*", "data/*.json", "checks/pytest.ini", "checks/exercises.toml"]),
+            ["data/gpt2/*", "data/*.json", "checks/pytest.ini", "checks/exercises.toml"]) + LEARNERS_PYPROJECT,
         "README.md": readme(hidden, torch),
         ".gitignore": GITIGNORE,
         "softlookup.py": (registry.KIT_ROOT / "softlookup.py").read_text(),
@@ -216,7 +217,11 @@ def main(argv=None) -> int:
         for leak in leaks:
             print(f"  {leak}", file=sys.stderr)
         return 1
-    files = [path for path in args.out.rglob("*") if path.is_file()]
-    size = sum(path.stat().st_size for path in files) / 1e6
-    print(f"wrote {len(files)} files ({size:.1f} MB) to {args.out}; scanned: no line of the reference, no hidden check")
+    print(f"{wrote(args.out)} to {args.out}; scanned: no line of the reference, no hidden check")
     return 0
+
+
+def wrote(out: Path) -> str:
+    """What the release says it wrote: how many files, and their size (the README quotes it; a test holds it)."""
+    files = [path for path in out.rglob("*") if path.is_file()]
+    return f"wrote {len(files)} files ({sum(path.stat().st_size for path in files) / 1e6:.1f} MB)"

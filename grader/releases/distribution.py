@@ -71,6 +71,10 @@ def pyproject(description: str, requirements: list[str], modules: list[str], pac
         modules=json.dumps(modules), package_data=json.dumps(package_data))
 
 
+# What commands leave in the kit's folders (Python's, pytest's, Jupyter's caches): never part of a release.
+CACHES = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".ipynb_checkpoints")
+
+
 def copy_files(names: list[str], source: Path, target: Path) -> list[Path]:
     """Copy each relative path in ``names`` (a file, or a folder without its caches) from ``source`` to ``target``."""
     written = []
@@ -78,7 +82,7 @@ def copy_files(names: list[str], source: Path, target: Path) -> list[Path]:
         origin, destination = source / name, target / name
         destination.parent.mkdir(parents=True, exist_ok=True)
         if origin.is_dir():
-            shutil.copytree(origin, destination, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            shutil.copytree(origin, destination, ignore=CACHES)
             written += [path for path in destination.rglob("*") if path.is_file()]
         else:
             shutil.copyfile(origin, destination)

@@ -105,8 +105,9 @@ def write_zip(path: Path, solutions: Path):
                  "kit/README.md": KIT_README.encode()}
     package = registry.PACKAGE_DIR
     for source in sorted(package.rglob("*")):
-        if source.is_file() and "__pycache__" not in source.parts:
-            kit_files[f"kit/grader/{source.relative_to(package)}"] = source.read_bytes()
+        inside = source.relative_to(package)
+        if source.is_file() and not any(part == "__pycache__" or part.startswith(".") for part in inside.parts):
+            kit_files[f"kit/grader/{inside}"] = source.read_bytes()  # no cache a command left in the kit
     for exercise in registry.EXERCISES:
         kit_files[f"kit/solutions/{exercise.module}.py"] = (solutions / f"{exercise.module}.py").read_bytes()
     with zipfile.ZipFile(path, "w") as archive:
@@ -126,5 +127,10 @@ def main(argv=None) -> int:
         write_zip(args.zip, args.solutions)
     except FileNotFoundError as error:
         raise UsageError(str(error)) from None
-    print(f"wrote {args.zip} ({args.zip.stat().st_size / 2**20:.1f} MB): upload it as the assignment's autograder")
+    print(f"{wrote(args.zip)}: upload it as the assignment's autograder")
     return 0
+
+
+def wrote(path: Path) -> str:
+    """What the release says it wrote, and its size (the README quotes it; a test holds it)."""
+    return f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)"

@@ -113,16 +113,27 @@ def source_notebook(exercise: registry.Exercise, source: str) -> str:
     return nbformat.writes(notebook(cells, metadata)) + "\n"
 
 
-def write_course(course: Path, solutions: Path, exercises: list[registry.Exercise]) -> list[Path]:
+def course_files(course: Path, solutions: Path, exercises: list[registry.Exercise]) -> dict[Path, str]:
+    """Every file of the course and its text: the configuration, and a source notebook per exercise."""
     folder = course / "source" / ASSIGNMENT
-    folder.mkdir(parents=True, exist_ok=True)
-    written = [course / "nbgrader_config.py"]
-    written[0].write_text(CONFIG)
+    files = {course / "nbgrader_config.py": CONFIG}
     for exercise in exercises:
-        path = folder / f"{exercise.module}.ipynb"
-        path.write_text(source_notebook(exercise, (solutions / f"{exercise.module}.py").read_text()))
-        written.append(path)
-    return written
+        files[folder / f"{exercise.module}.ipynb"] = source_notebook(
+            exercise, (solutions / f"{exercise.module}.py").read_text())
+    return files
+
+
+def write_course(course: Path, solutions: Path, exercises: list[registry.Exercise]) -> list[Path]:
+    files = course_files(course, solutions, exercises)
+    (course / "source" / ASSIGNMENT).mkdir(parents=True, exist_ok=True)
+    for path, text in files.items():
+        path.write_text(text)
+    return list(files)
+
+
+def replaced(files: dict[Path, str]) -> list[Path]:
+    """The files of ``files`` that exist already with other text: what writing the course would replace."""
+    return [path for path, text in files.items() if path.exists() and (not path.is_file() or path.read_text() != text)]
 
 
 def main(argv=None) -> int:
@@ -131,11 +142,19 @@ def main(argv=None) -> int:
     parser.add_argument("--solutions", type=Path, default=registry.KIT_ROOT / "solutions")
     parser.add_argument("--exercise", action="append", choices=list(registry.BY_MODULE), metavar="NAME",
                         help=f"only this exercise (repeatable): {', '.join(registry.BY_MODULE)}")
+    parser.add_argument("--force", action="store_true",
+                        help="replace the configuration and source notebooks of a course already in COURSE")
     args = parser.parse_args(argv)
     if not args.solutions.is_dir():
         parser.error(f"{args.solutions} is not a folder of solutions (give --solutions DIR)")
     exercises = [registry.exercise(name) for name in args.exercise] if args.exercise else list(registry.EXERCISES)
     try:
+        files = course_files(args.course, args.solutions, exercises)
+        if (clash := replaced(files)) and not args.force:  # an instructor's edits there would be lost
+            shown = ", ".join(str(path.relative_to(args.course)) for path in clash[:3])
+            more = f" and {len(clash) - 3} more" if len(clash) > 3 else ""
+            raise UsageError(f"{args.course} holds a course already, and writing this one would replace {shown}{more} "
+                             "(with any edits made there): give --force to replace them, or a new folder")
         written = write_course(args.course, args.solutions, exercises)
     except (MarkerError, FileNotFoundError) as error:
         raise UsageError(str(error)) from None

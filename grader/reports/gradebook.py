@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import html
 import io
 import json
 import os
@@ -36,7 +37,7 @@ from grader.reports import summary
 from grader.reports.gradescope import gradescope
 from grader.reports.html_table import html as table
 from grader.reports.inert import csv_text, fenced, html_page, inline
-from grader.reports.verdicts import points, verdict
+from grader.reports.verdicts import one_line, points, status_lines, verdict
 
 RESULT_FILE = "softlookup.json"
 CLASS_FILES = ("grades.csv", "summary.md", "summary.html")  # the kit's own files in OUT, beside the students' folders
@@ -99,20 +100,32 @@ def markdown(result: SubmissionResult, student: str) -> str:
     result = redacted(result)
     lines = [f"# Feedback for {inline(student)}", "",
              f"**{points(result.score)}/{points(result.max_score)} points**", ""]
+    if why := status_lines(result):  # what grades.csv's status says, in words
+        lines += [f"**Status: {result.status}.** " + " ".join(f"{inline(line[0].upper() + line[1:])}." for line in why),
+                  ""]
     for exercise in result.exercises:
-        lines += [f"## {inline(exercise.name)}.py: {inline(exercise.title)}: {points(exercise.score)}/"
-                  f"{points(exercise.max_score)} points, {exercise.status}", "",
-                  "| check | points | result |", "| --- | --- | --- |"]
-        problems = []
+        heading = (f"## {inline(exercise.name)}.py: {inline(exercise.title)}: {points(exercise.score)}/"
+                   f"{points(exercise.max_score)} points, {exercise.status}")
+        if line := one_line(exercise):  # one thing explains every failure: said once, as the terminal says it
+            lines += [heading, "", inline(line[0].upper() + line[1:]) + ("." if line == "not started" else ""), ""]
+            continue
+        lines += [heading, "", "| check | points | result |", "| --- | --- | --- |"]
+        told: dict[str, list] = {}  # a message, and the failed checks that gave it (their first case each)
         for (name, hidden), cases in exercise.grouped().items():
             earned, possible = sum(c.points for c in cases), sum(c.max_points for c in cases)
             title = inline(cases[0].title or name) + (" *(hidden)*" if hidden else "")
             lines.append(f"| {title} | {points(earned)}/{points(possible)} | {verdict(cases)[0]} |")
             failed = [c for c in cases if c.outcome == "failed"]
             if failed:
-                problems.append(f"- **{inline(cases[0].title or name)}**: {inline(failed[0].message)}")
-                if failed[0].printed:
-                    problems.append("  Your code printed:\n\n" + fenced(failed[0].printed, "  "))
+                told.setdefault(failed[0].message, []).append(failed[0])
+        problems = []
+        for message, failed in told.items():  # a message several checks gave is written once
+            titles = [inline(check.title or check.check) for check in failed]
+            others = f" (and {len(titles) - 1} more check{'s' * (len(titles) > 2)}: {'; '.join(titles[1:])})" \
+                if len(titles) > 1 else ""
+            problems.append(f"- **{titles[0]}**{others}: {inline(message)}")
+            if failed[0].printed:
+                problems.append("  Your code printed:\n\n" + fenced(failed[0].printed, "  "))
         lines += ["", *problems, ""] if problems else [""]
     return "\n".join(lines)
 
@@ -121,7 +134,10 @@ def feedback_html(result: SubmissionResult, student: str) -> str:
     """The feedback as a page: the total first, as in feedback.md, then the notebook's table,
     :func:`~grader.engine.results.redacted`, every text escaped."""
 
-    return html_page(f"Feedback for {encodable(student)}", table(redacted(result), total_first=True))
+    shown = redacted(result)
+    why = " ".join(html.escape(line[0].upper() + line[1:]) + "." for line in status_lines(shown))
+    status = f"\n<p><b>Status: {html.escape(shown.status)}.</b> {why}</p>" if why else ""
+    return html_page(f"Feedback for {encodable(student)}", table(shown, total_first=True, under_total=status))
 
 
 def write_student(folder: Path, student: str, result: SubmissionResult):

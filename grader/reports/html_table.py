@@ -10,13 +10,14 @@ from html import escape
 
 from grader.engine.results import SubmissionResult, cleaned
 from grader.reports import markup
-from grader.reports.verdicts import Problem, points, summary, verdict
+from grader.reports.verdicts import Problem, one_line, points, verdict
 
 
-def html(result: SubmissionResult, total_first: bool = False) -> str:
+def html(result: SubmissionResult, total_first: bool = False, under_total: str = "") -> str:
     """The terminal report's content as HTML, for a notebook: the same verdicts, problems and totals.
 
-    The total comes last, as in the terminal, or first (``total_first``), as a page of feedback opens.
+    The total comes last, as in the terminal, or first (``total_first``), as a page of feedback opens, with
+    ``under_total`` (HTML already made safe) right under it.
     """
     colours = {"green": "#1a7f37", "red": "#cf222e", "yellow": "#9a6700"}
     result = cleaned(result)
@@ -24,7 +25,7 @@ def html(result: SubmissionResult, total_first: bool = False) -> str:
     for exercise in result.exercises:
         heading = (f"<b>{escape(exercise.name)}</b>: {escape(exercise.title)}: "
                    f"<b>{points(exercise.score)}/{points(exercise.max_score)}</b> points")
-        if (line := summary(exercise)) == "not started":
+        if (line := one_line(exercise)) == "not started":
             parts.append(f"<p>{heading}, not started (stuck? <code>softlookup hint {escape(exercise.name)}</code>)</p>")
             continue
         if line:
@@ -47,4 +48,4 @@ def html(result: SubmissionResult, total_first: bool = False) -> str:
                      "<th>points</th><th>result</th><th style=\"text-align:left\">what went wrong</th></tr></thead>"
                      f"<tbody>{''.join(rows)}</tbody></table>")
     total = f"<p><b>Total: {points(result.score)}/{points(result.max_score)}</b> ({result.seconds:.1f} s)</p>"
-    return "\n".join([total, *parts] if total_first else [*parts, total])
+    return "\n".join([total + under_total, *parts] if total_first else [*parts, total])

@@ -14,7 +14,7 @@ import shutil
 from rich.console import Console
 
 from grader.engine import plugin
-from grader.reports.terminal import render
+from grader.reports.terminal import PYTEST, render
 
 
 def pytest_addoption(parser):
@@ -24,8 +24,9 @@ def pytest_addoption(parser):
 def pytest_terminal_summary(terminalreporter, config):
     result = config.stash.get(plugin.RESULT, None)
     if result is not None and result.exercises and config.getini("softlookup_table"):
-        table = io.StringIO()
+        table, size = io.StringIO(), shutil.get_terminal_size()
         # force_jupyter=False: inside a notebook kernel rich would display the table as cell output.
-        render(result, Console(file=table, force_terminal=terminalreporter.hasmarkup, force_jupyter=False,
-                               width=shutil.get_terminal_size().columns))
+        console = Console(file=table, force_terminal=terminalreporter.hasmarkup, force_jupyter=False,
+                          width=size.columns, height=size.lines)
+        render(result, console, PYTEST, reserve=3)  # below it: a blank line, pytest's summary, the prompt
         terminalreporter.write("\n" + table.getvalue())

@@ -13,7 +13,9 @@ received …. Only the differences between scores matter: subtract the largest
 score first."): those catalogued in ``tests/mistakes.py`` are required to
 say theirs. Students told the same mistake count together, whichever check
 and inputs told them; numbers are blanked out (:func:`blanked`), names are
-not.
+not. Code that ran out of time or memory, or crashed, says nothing about the
+lesson either (and a loop in softmax stops the lookups that call it too):
+those are counted apart, per exercise (:func:`stopped`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import html
 import io
 import re
 import statistics
+import textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -34,6 +37,8 @@ from grader.reports.verdicts import points
 # Why an exercise has nothing of a student's to grade, from its checks' errors, in the order they are shown.
 ABSENCES = ("not started", "missing", "could not be read", "functions not started")
 UNREADABLE = {"invalid", "syntax"}  # a file that is not a submission, a broken zip, a syntax error
+# Why a student's code gave no answer to judge, by its checks' errors: apart from the lesson's mistakes.
+STOPPED = {"timeout": "ran out of time", "memory": "ran out of memory", "crash": "crashed", "exit": "crashed"}
 
 
 @dataclass
@@ -94,8 +99,19 @@ def absences(graded: dict[str, SubmissionResult]) -> dict[str, Counter]:
     return table
 
 
+def stopped(graded: dict[str, SubmissionResult]) -> dict[str, Counter]:
+    """Per exercise, how many students' code ran out of time, ran out of memory or crashed in some check."""
+    table: dict[str, Counter] = {}
+    for result in graded.values():
+        for exercise in result.exercises:
+            counts = table.setdefault(exercise.name, Counter())
+            for why in {STOPPED[check.error] for check in exercise.checks if check.error in STOPPED}:
+                counts[why] += 1
+    return table
+
+
 def mistakes(graded: dict[str, SubmissionResult]) -> list[Mistake]:
-    """The mistakes students made in code they wrote, the most made first."""
+    """The mistakes students made in code they wrote, the most made first (not a loop's or a crash's checks)."""
     found: dict[tuple[str, str], Mistake] = {}
     attempted = Counter()
     for student, result in graded.items():
@@ -104,7 +120,8 @@ def mistakes(graded: dict[str, SubmissionResult]) -> list[Mistake]:
                 continue
             attempted[exercise.name] += 1
             for (name, hidden), cases in exercise.grouped().items():
-                failed = [case for case in cases if case.outcome == "failed" and case.error != "not_implemented"]
+                failed = [case for case in cases if case.outcome == "failed"
+                          and case.error != "not_implemented" and case.error not in STOPPED]
                 if failed:
                     mistake = found.setdefault((exercise.name, told(failed[0].message)),
                                                Mistake(exercise.name, told(failed[0].message)))
@@ -140,6 +157,17 @@ def markdown(graded: dict[str, SubmissionResult]) -> str:
                   f"{inline(', '.join(sorted(m.checks)))} |" for m in found]
     else:
         lines.append("No check failed on code a student wrote.")
+    lines += ["", "## Ran out of time or memory, or crashed", "",
+              "Students whose code gave no answer to some checks of an exercise (a loop stops the exercises that "
+              "import it too); those checks are not counted as mistakes above.", ""]
+    halted = stopped(graded)
+    kinds = sorted(set(STOPPED.values()), key=list(STOPPED.values()).index)
+    if any(halted.values()):
+        lines += ["| exercise | " + " | ".join(kinds) + " |", "|" + " --- |" * (len(kinds) + 1)]
+        lines += [f"| {inline(exercise)} | " + " | ".join(str(counts[why]) for why in kinds) + " |"
+                  for exercise, counts in halted.items() if counts]
+    else:
+        lines.append("No student's code ran out of time or memory, or crashed.")
     lines += ["", "## Not started, missing or unreadable", "",
               "Students with nothing of theirs to grade in an exercise, which teaches nothing about the lesson.", ""]
     table = absences(graded)
@@ -169,6 +197,19 @@ def page(graded: dict[str, SubmissionResult]) -> str:
         body.append("</tbody></table>")
     else:
         body.append("<p>No check failed on code a student wrote.</p>")
+    body.append("<h2>Ran out of time or memory, or crashed</h2><p>Students whose code gave no answer to some checks "
+                "of an exercise (a loop stops the exercises that import it too); those checks are not counted as "
+                "mistakes above.</p>")
+    halted = stopped(graded)
+    kinds = sorted(set(STOPPED.values()), key=list(STOPPED.values()).index)
+    if any(halted.values()):
+        body.append("<table><thead><tr><th>exercise</th>" + "".join(f"<th>{why}</th>" for why in kinds)
+                    + "</tr></thead><tbody>")
+        body += [f"<tr><td>{html.escape(exercise)}</td>" + "".join(f"<td>{counts[why]}</td>" for why in kinds)
+                 + "</tr>" for exercise, counts in halted.items() if counts]
+        body.append("</tbody></table>")
+    else:
+        body.append("<p>No student's code ran out of time or memory, or crashed.</p>")
     body.append("<h2>Not started, missing or unreadable</h2>")
     table = absences(graded)
     if any(table.values()):
@@ -183,42 +224,59 @@ def page(graded: dict[str, SubmissionResult]) -> str:
 
 
 def _histogram_png(graded: dict[str, SubmissionResult]) -> str:
-    import matplotlib
+    return _png(histogram_figure(graded))
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def histogram_figure(graded: dict[str, SubmissionResult]):
+    """The scores' histogram: students counted in whole numbers, as students come."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     scores = [result.score for result in graded.values()]
     maximum = max(result.max_score for result in graded.values())
-    figure, axes = plt.subplots(figsize=(7, 3))
+    figure = Figure(figsize=(7, 3))
+    axes = figure.add_subplot()
     axes.hist(scores, bins=min(20, max(1, int(maximum) or 1)), range=(0, maximum or 1), color="#4477aa")
     axes.set_xlabel(f"score (out of {points(maximum)})")
     axes.set_ylabel("students")
-    return _png(figure)
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+    return figure
 
 
 def _mistakes_png(found: list[Mistake]) -> str:
-    import matplotlib
+    return _png(mistakes_figure(found))
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def mistakes_figure(found: list[Mistake]):
+    """The mistakes most made, a bar each: its label cut between words, students in whole numbers."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     shown = found[:25]
-    figure, axes = plt.subplots(figsize=(8, 0.3 * len(shown) + 1))
-    labels = [encodable(f"{m.exercise}: {m.told[:60]}") for m in shown][::-1]
-    axes.barh(labels, [len(m.students) for m in shown][::-1], color="#cc6677")
+    labels = [chart_label(m) for m in shown][::-1]
+    figure = Figure(figsize=(9, 0.45 * sum(label.count("\n") + 1 for label in labels) + 1))
+    axes = figure.add_subplot()
+    axes.barh(range(len(shown)), [len(m.students) for m in shown][::-1], color="#cc6677")
+    axes.set_yticks(range(len(shown)), labels)
     axes.set_xlabel("students who made the mistake")
     axes.tick_params(axis="y", labelsize=7)
-    return _png(figure)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    return figure
+
+
+def chart_label(mistake: Mistake, width: int = 60, lines: int = 2) -> str:
+    """A mistake's label on the chart: its exercise and what it is, on at most ``lines`` lines of ``width``,
+    cut between words (a … where it goes on)."""
+    wrapped = textwrap.wrap(encodable(f"{mistake.exercise}: {mistake.told}"), width)
+    if len(wrapped) > lines:
+        wrapped[lines - 1:] = [textwrap.shorten(" ".join(wrapped[lines - 1:]), width, placeholder=" …")]
+    return "\n".join(wrapped)
 
 
 def _png(figure) -> str:
-    import matplotlib.pyplot as plt
-
     buffer = io.BytesIO()
     figure.tight_layout()
     figure.savefig(buffer, format="png", dpi=100)
-    plt.close(figure)
     return base64.b64encode(buffer.getvalue()).decode()
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.engine.results import CheckResult, ExerciseResult
+from grader.engine.results import CheckResult, ExerciseResult, SubmissionResult
 
 
 def verdict(cases: list[CheckResult]) -> tuple[str, str]:
@@ -40,11 +40,20 @@ class Problem:
         return cls(name, first, [c.case for c in same] if first.case else [], len(cases) - len(same))
 
 
-def summary(exercise: ExerciseResult) -> str:
-    """One line that explains the whole exercise, when there is one: "not started", or the one shared failure."""
+def one_line(exercise: ExerciseResult) -> str:
+    """One line that explains the whole exercise, when there is one: "not started", or the one shared failure.
+
+    A hidden check the student sees only as the kit's general sentence
+    (:func:`~grader.engine.results.redacted`) shares the failure when its
+    error is the public checks' own: a syntax error, a missing module, a loop.
+    """
     if exercise.status == "not started":
         return "not started"
-    if exercise.score == 0 and len(shared := {c.message for c in exercise.checks if c.outcome == "failed"}) == 1:
+    failed = [c for c in exercise.checks if c.outcome == "failed"]
+    public = [c for c in failed if not c.hidden] or failed
+    errors = {c.error for c in public}
+    alike = all(c.error and c.error in errors for c in failed if c not in public)
+    if exercise.score == 0 and len(shared := {c.message for c in public}) == 1 and alike:
         return shared.pop()
     return ""
 
@@ -52,3 +61,29 @@ def summary(exercise: ExerciseResult) -> str:
 def points(value: float) -> str:
     """Points as every table writes them: 3, 2.5 → 2.50, 1/3 → 0.33."""
     return f"{value:g}" if abs(value - round(value)) < 1e-9 else f"{value:.2f}"
+
+
+# Why a submission's status is not ok, in the student's terms ({where}: the exercises' files).
+STATUS_WORDS = {
+    "timeout": "your code ran past its time limit in {where}: is there a loop that never ends? The checks it "
+               "was stopped in, and those of the modules that import it, earned nothing",
+    "memory": "your code tried to use more memory than allowed in {where}; those checks earned nothing",
+    "crashed": "your code crashed or ended the program in {where} (or the grading of it stopped); the checks "
+               "below say where",
+    "invalid": "what you handed in for {where} could not be read (a syntax error, in it or in a module it "
+               "imports, or a file that is not a module or a notebook); the checks below say where",
+    "missing": "there was no {where} in what you handed in",
+}
+
+
+def status_lines(result: SubmissionResult) -> list[str]:
+    """The submission's status and why, one sentence per thing that went wrong ([] when all is ok): what
+    feedback says under the total, so that ``timeout`` and ``missing`` in the gradebook explain themselves."""
+    lines = []
+    for kind, exercises in result.statuses().items():
+        where = (" or " if kind == "missing" else " and ").join(f"{name}.py" for name in exercises)
+        if kind == "missing" and len(exercises) == len(result.exercises):
+            lines.append("no exercise was found in what you handed in: nothing could be graded")
+        else:
+            lines.append(STATUS_WORDS[kind].format(where=where))
+    return lines

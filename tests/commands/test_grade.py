@@ -179,6 +179,8 @@ def test_an_interrupted_batch_resumes_and_loses_nothing(graded, kit, klass, tmp_
     assert 5 <= len(first) < len(klass[1])
     finished = grade(kit, klass[0], out)
     assert finished.returncode == 0, finished.stderr
+    total = len(klass[1])
+    assert f"{total} of {total} students graded ({total - len(first)} new)" in finished.stdout  # the rest, said so
     resumed = rows(out)
     assert {s: resumed[s] for s in first} == first  # nothing graded was lost or redone
     honest = [s for s, (score, _) in klass[1].items() if score is not None]

@@ -4,6 +4,7 @@ file named, verdicts that name the cause the numbers show, and pictures that rea
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from helpers import load_solution, make_submission, run
+import helpers
+from helpers import ASSIGNMENTS, load_solution, make_submission, run, solved_folder
 from grader.engine import registry
 from grader.engine.results import CheckResult, SubmissionResult
 from grader.reports import markup
@@ -40,9 +42,10 @@ def test_hints_start_with_the_function_whose_checks_fail(tmp_path):
     assert json.loads((tmp_path / "state" / "softlookup" / "failing.json").read_text()) == {"lookup": ["soft_lookup"]}
     hints = registry.exercise("lookup").hints
     first = softlookup("hint", "lookup", **state).stdout
-    assert f"Hint 4 of 5: {markup.plain(hints[3])}" in first and "failed in soft_lookup only" in first
-    assert f"Hint 5 of 5: {markup.plain(hints[4])}" in softlookup("hint", "lookup", **state).stdout  # soft_lookup's too
-    assert f"Hint 1 of 5: {markup.plain(hints[0])}" in softlookup("hint", "lookup", **state).stdout  # then the idea
+    assert f"Hint 1 of 5: {markup.plain(hints[3])}" in first and "failed in soft_lookup only" in first
+    assert f"Hint 2 of 5: {markup.plain(hints[4])}" in softlookup("hint", "lookup", **state).stdout  # soft_lookup's too
+    assert f"Hint 3 of 5: {markup.plain(hints[0])}" in softlookup("hint", "lookup", **state).stdout  # then the idea
+    assert f"Hint 4 of 5: {markup.plain(hints[1])}" in softlookup("hint", "lookup", **state).stdout  # counted as shown
 
 
 TITLE, MESSAGE = "Equally close keys: the one that comes first in `keys` wins", "the *farthest* key: use `argmin`"
@@ -96,6 +99,19 @@ def test_warnings_name_the_learners_own_file(naive_softmax):
     assert "submission-" not in printed and "softlookup-" not in printed
 
 
+@pytest.mark.parametrize("lookup_in", ["module", "notebook"])
+def test_warnings_name_the_learners_file_in_a_folder_of_modules_and_notebooks(tmp_path, lookup_in):
+    """assignments/ as handed out: the learner edits softmax.py; lookup is a stub, or solved in its notebook."""
+    folder = shutil.copytree(ASSIGNMENTS, tmp_path / "assignments")
+    (folder / "softmax.py").write_text(NAIVE_SOFTMAX)
+    if lookup_in == "notebook":
+        shutil.copy(solved_folder(tmp_path / "solved") / "lookup.ipynb", folder)
+    done = helpers.softlookup("check", "--exercise", "softmax", "--exercise", "lookup", cwd=tmp_path)
+    assert "assignments/softmax.py:5: RuntimeWarning: overflow encountered in exp" in done.stdout, done.stdout
+    assert "softlookup-notebooks-" not in done.stdout and "submission-" not in done.stdout
+    assert ("0/26 points, not started" in done.stdout) == (lookup_in == "module")  # the solved notebook is graded
+
+
 @pytest.mark.parametrize("case,cause,not_the_cause", [("plus-1000", "overflows to inf", "underflows"),
                                                       ("minus-1000", "underflows to 0", "overflow")])
 def test_the_nan_verdict_names_the_cause_the_scores_show(naive_softmax, case, cause, not_the_cause):
@@ -146,3 +162,42 @@ def test_the_slider_moves_after_the_picture_it_shows(monkeypatch):
     sent.clear()
     play.value = 5
     assert sent.index("FloatSlider") > max(sent.index("Image"), sent.index("HTML")), sent
+
+
+def drawn_two_numbers(query):
+    figure = widgets._two_number_figure(explore.two_numbers(load_solution("attention").attend, query))
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    return figure, canvas.get_renderer()
+
+
+@pytest.mark.parametrize("query", [lesson.QUERY, (0.3, 1.6), (-0.2, -1.3), (-1.0, 0.8), (-1.0, -1.0), (2.5, 0.2)],
+                         ids=["lesson", "towards sat", "towards the", "towards on", "towards The", "past cat"])
+def test_no_key_arrow_runs_through_the_query_label(query):
+    figure, renderer = drawn_two_numbers(query)
+    axes = figure.axes[0]
+    label = next(text for text in axes.texts if text.get_text() == "query")
+    box = label.get_window_extent(renderer)
+    for key, arrow in zip(lesson.KEYS, [text for text in axes.texts if text.get_text() == ""]):
+        start, end = axes.transData.transform([(0, 0), key])
+        half_width = arrow.arrow_patch.get_linewidth() * renderer.points_to_pixels(1) / 2
+        along = start + np.linspace(0, 1, 400)[:, None] * (end - start)
+        inside = ((along[:, 0] > box.x0 - half_width) & (along[:, 0] < box.x1 + half_width)
+                  & (along[:, 1] > box.y0 - half_width) & (along[:, 1] < box.y1 + half_width))
+        assert not inside.any(), f"the arrow of key {key} crosses the query label"
+    for other in axes.texts:  # nor does it sit on a key's name
+        if other.get_text() not in ("", "query"):
+            assert not box.overlaps(other.get_window_extent(renderer)), other.get_text()
+
+
+def test_the_output_axes_tick_labels_and_names_stand_apart():
+    figure, renderer = drawn_two_numbers(lesson.QUERY)
+    axes = figure.axes[1]
+    texts = [label for axis in (axes.xaxis, axes.yaxis, axes.zaxis)
+             for label in [*axis.get_ticklabels(), axis.label] if label.get_text() and label.get_visible()]
+    boxes = [(text.get_text(), text.get_window_extent(renderer)) for text in texts]
+    assert len(boxes) == 12  # three ticks and a name on each axis
+    crowded = [(a, b) for i, (a, one) in enumerate(boxes) for b, other in boxes[i + 1:] if one.overlaps(other)]
+    assert not crowded, crowded

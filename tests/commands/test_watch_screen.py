@@ -1,10 +1,12 @@
-"""``softlookup check --watch`` as a learner sees it: a terminal of 80 columns by 24 lines.
+"""``softlookup check`` and ``--watch`` as a learner sees them: a terminal of 80 columns by 24 lines.
 
 The watch runs in a pseudo-terminal of that size; the screen is what a
 terminal shows after the last redraw (the clear-screen sequence): the last
 24 lines of what followed it, escape sequences aside. The learner has
 finished the three numpy exercises, the GPT-2 ones are still stubs, and then
-breaks softmax: its failure must be on the screen, not scrolled away.
+breaks softmax: its failure must be on the screen, not scrolled away. The
+same holds for a plain ``softlookup check`` of an exercise with ten failing
+checks: its report is cut to fit, the first failures on the screen.
 """
 
 import fcntl
@@ -23,8 +25,10 @@ import time
 import pytest
 
 from helpers import ASSIGNMENTS, SOLUTIONS
+from mistakes import MISTAKES
 
 COLUMNS, LINES = 80, 24
+SIGN_MISTAKE = next(mistake for mistake in MISTAKES if mistake.name == "soft score sign flipped")
 CLEAR = b"\x1b[2J"
 ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 NAIVE_SOFTMAX = ("import numpy as np\n\n\ndef softmax(x, axis=-1):\n    e = np.exp(x)  # no max subtracted\n"
@@ -52,8 +56,23 @@ class Terminal:
         last = self.output[self.output.rindex(CLEAR) + len(CLEAR):].decode()
         return ESCAPES.sub("", last).replace("\r", "").splitlines()
 
+    def everything(self, timeout: float = 300) -> list[str]:
+        """All the process wrote, once it has ended, escape sequences aside."""
+        deadline = time.monotonic() + timeout
+        while self.process.poll() is None or select.select([self.master], [], [], 0.1)[0]:
+            assert time.monotonic() < deadline, f"not done in {timeout:g} s:\n{self.output.decode()[-3000:]}"
+            if select.select([self.master], [], [], 1)[0]:
+                try:
+                    self.output += os.read(self.master, 65536)
+                except OSError:  # the other end closed
+                    break
+        return ESCAPES.sub("", self.output.decode()).replace("\r", "").splitlines()
+
     def stop(self):
-        os.killpg(self.process.pid, signal.SIGINT)
+        try:
+            os.killpg(self.process.pid, signal.SIGINT)
+        except ProcessLookupError:  # it ended, and nothing it started is left
+            pass
         try:
             self.process.wait(30)
         finally:
@@ -89,3 +108,23 @@ def test_the_failure_just_caused_is_on_an_80_by_24_screen(watched):
     assert "softmax.py: 14/17 points" in shown, shown
     assert "✗ test_large_scores" in shown and "overflows to inf" in shown, shown
     assert screen[-1].startswith("Watching"), shown
+
+
+def test_check_of_an_exercise_with_ten_failures_fits_an_80_by_24_screen(tmp_path):
+    folder = tmp_path / "work"
+    folder.mkdir()
+    shutil.copy(SOLUTIONS / "softmax.py", folder)
+    shutil.copy(SOLUTIONS / "lookup.py", folder)
+    SIGN_MISTAKE.apply(folder)  # ten of lookup's checks fail
+    env = {name: value for name, value in os.environ.items() if name not in ("COLUMNS", "LINES")}
+    terminal = Terminal([sys.executable, "-m", "grader.cli", "check", str(folder), "--exercise", "lookup"],
+                        {**env, "TERM": "xterm-256color", "XDG_STATE_HOME": str(tmp_path / "state")})
+    try:
+        screen = terminal.everything()
+    finally:
+        terminal.stop()
+    shown = "\n".join(screen)
+    assert len(screen) < LINES and all(len(line) <= COLUMNS for line in screen), f"{len(screen)} lines\n{shown}"
+    assert "lookup.py: 8/26 points" in shown and "✗ test_lesson_table" in shown, shown  # the first failure
+    assert "sign of the score is flipped" in shown, shown  # the one that names the mistake
+    assert "more: in the whole report" in shown and "| less" in screen[-1], shown

@@ -4,8 +4,9 @@ JupyterLab serves a folder of solved notebooks on loopback with a token;
 Debian's Chromium (apt-get install chromium), driven by playwright without a
 browser download, opens lookup.ipynb, runs every cell, moves the query slider
 and saves a screenshot of the widget (to $SOFTLOOKUP_SCREENSHOTS if set, else
-the test's temporary folder). Skipped, saying why, where Chromium or
-playwright is missing; CI installs both.
+the test's temporary folder); the same for the two other widgets, and for
+the summary.html an instructor opens after grading a class. Skipped, saying
+why, where Chromium or playwright is missing; CI installs both.
 """
 
 import json
@@ -46,11 +47,16 @@ def free_port() -> int:
 
 @pytest.fixture
 def jupyter_lab(tmp_path):
-    """JupyterLab on 127.0.0.1 serving solved notebooks; yields the URL of lookup.ipynb with its token."""
+    """JupyterLab on 127.0.0.1 serving solved notebooks; yields the URL of a notebook (by name) with its token."""
     folder = solved_folder(tmp_path / "notebooks")
     port, token = free_port(), secrets.token_hex(16)
     home = {name: str(tmp_path / "jupyter" / name) for name in ("config", "data", "runtime", "settings", "workspaces")}
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "JUPYTER_CONFIG_DIR": home["config"], "JUPYTER_DATA_DIR": home["data"],
+    # `-m jupyterlab`, not `jupyter lab`: the jupyter command runs the first jupyter-lab on PATH, maybe another
+    # Python's, whose kernels would import another copy of the kit than the one under test. A venv made with
+    # --system-site-packages finds the widgets' JupyterLab extension where the packages are: JUPYTER_PATH says so.
+    shares = dict.fromkeys(str(Path(prefix) / "share" / "jupyter") for prefix in (sys.prefix, sys.base_prefix))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "JUPYTER_PATH": os.pathsep.join(shares),
+           "JUPYTER_CONFIG_DIR": home["config"], "JUPYTER_DATA_DIR": home["data"],
            "JUPYTER_RUNTIME_DIR": home["runtime"], "JUPYTERLAB_SETTINGS_DIR": home["settings"],
            "JUPYTERLAB_WORKSPACES_DIR": home["workspaces"]}
     for name, values in SETTINGS.items():
@@ -58,7 +64,7 @@ def jupyter_lab(tmp_path):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
     server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
          f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={folder}",
          "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--allow-root"],  # CI runs as root
         env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "jupyter.log", "w"))
@@ -73,10 +79,17 @@ def jupyter_lab(tmp_path):
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise RuntimeError("JupyterLab did not start:\n" + (tmp_path / "jupyter.log").read_text()[-2000:])
                 time.sleep(0.3)
-        yield f"{base}/lab/tree/lookup.ipynb?token={token}"
+        yield lambda notebook: f"{base}/lab/tree/{notebook}?token={token}"
     finally:
         server.terminate()
         server.wait(20)
+
+
+def run_every_cell(page, url):
+    page.goto(url)
+    page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)  # the kernel is ready
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
 
 
 def test_house_price_widget_reacts_in_jupyterlab(jupyter_lab, tmp_path):
@@ -84,25 +97,79 @@ def test_house_price_widget_reacts_in_jupyterlab(jupyter_lab, tmp_path):
     with playwright.sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(jupyter_lab)
-        page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)  # the kernel is ready
-        page.get_by_role("menuitem", name="Run", exact=True).click()
-        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        run_every_cell(page, jupyter_lab("lookup.ipynb"))
 
         widget = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider")).first
-        widget.get_by_text("£275k").wait_for(timeout=120_000)  # the learner's soft_lookup, query 3, sharpness 1.5
-        assert "49%" in widget.inner_text()
+        widget.get_by_text("£275.11k").wait_for(timeout=120_000)  # the learner's soft_lookup, query 3, sharpness 1.5
+        assert "49.45%" in widget.inner_text()
 
         handle = widget.locator(".widget-slider").filter(has_text="bedrooms").locator(".noUi-handle")
         handle.focus()
         for _ in range(STEPS):
             handle.press("ArrowRight")
         widget.get_by_text("Answer for 4.0 bedrooms").wait_for(timeout=30_000)
-        assert "£354k" in widget.inner_text()
+        assert "£354.30k" in widget.inner_text()
 
         screenshots.mkdir(parents=True, exist_ok=True)
         shot = screenshots / "house-prices-widget.png"
         widget.screenshot(path=str(shot))
+        browser.close()
+    assert shot.read_bytes()[:4] == b"\x89PNG"
+    print(f"screenshot: {shot}")
+
+
+@pytest.mark.parametrize("notebook,control,shown", [
+    ("attention.ipynb", "is a thing", "77.68%"),  # the two-number query: "cat"'s weight in its table
+    ("gpt2_heads.ipynb", "layer", "tiny GPT-2"),  # a head of the tiny GPT-2, saying so
+])
+def test_the_other_widgets_draw_in_jupyterlab(jupyter_lab, tmp_path, notebook, control, shown):
+    screenshots = Path(os.environ.get("SOFTLOOKUP_SCREENSHOTS", tmp_path))
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1800})  # the whole widget on the screen
+        run_every_cell(page, jupyter_lab(notebook))
+        widget = page.locator(".jp-OutputArea-output").filter(has=page.get_by_text(control)).first
+        picture = widget.locator("img")
+        picture.wait_for(timeout=120_000)
+        page.wait_for_function("image => image.complete && image.naturalWidth > 0", arg=picture.element_handle())
+        assert shown in widget.inner_text() or shown in page.inner_text("body")
+        screenshots.mkdir(parents=True, exist_ok=True)
+        shot = screenshots / f"{notebook.removesuffix('.ipynb')}-widget.png"
+        widget.screenshot(path=str(shot))
+        browser.close()
+    assert shot.read_bytes()[:4] == b"\x89PNG"
+    print(f"screenshot: {shot}")
+
+
+def test_the_class_summary_reads_in_a_browser(tmp_path):
+    """summary.html of a class graded as an instructor grades it: its charts load and its tables show."""
+    from classes import cli, honest, modules, reference
+    from mistakes import MISTAKES
+
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    for number in range(2):
+        honest(submissions / f"honest-{number}")
+    for number, name in enumerate(("no max subtraction", "soft score sign flipped", "soft score sign flipped")):
+        mistake = next(m for m in MISTAKES if m.name == name)
+        mistake.apply(honest(submissions / f"mistake-{number}"))
+    modules(submissions / "looping", {"softmax": "def softmax(x, axis=-1):\n    while True:\n        pass\n"})
+    (submissions / "empty").mkdir()
+    done = cli(submissions, tmp_path / "out", "--time-limit", "1")
+    assert done.returncode == 0, done.stderr
+    screenshots = Path(os.environ.get("SOFTLOOKUP_SCREENSHOTS", tmp_path))
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.goto((tmp_path / "out" / "summary.html").as_uri())
+        loaded = page.evaluate("[...document.images].map(image => image.complete && image.naturalWidth > 0)")
+        assert loaded == [True, True]  # the histogram and the chart of mistakes
+        text = page.inner_text("body")
+        assert "What to reteach" in text and "Ran out of time or memory, or crashed" in text
+        assert "sign of the score is flipped" in text and "2 of" in text  # two of the students made it
+        screenshots.mkdir(parents=True, exist_ok=True)
+        shot = screenshots / "summary.png"
+        page.screenshot(path=str(shot), full_page=True)
         browser.close()
     assert shot.read_bytes()[:4] == b"\x89PNG"
     print(f"screenshot: {shot}")

@@ -62,3 +62,15 @@ def test_gpt2_report_uses_the_folder_it_is_given(stand_in, tmp_path):
     assert len(list(tmp_path.glob("*.png"))) == 2
     assert "value share" in done.stdout
     assert done.stdout.count("the largest value share is") == 2  # one line per convention
+
+
+def test_the_skip_says_where_to_put_the_weights_and_check_finds_them_there(stand_in):
+    if models.real_available():
+        pytest.skip("GPT-2 small is on this machine: the claim checks run, and no skip is shown")
+    plain = softlookup("check", SOLUTIONS, "--exercise", "gpt2_values", "--public")
+    skipped = next(line for line in plain.stdout.splitlines() if "test_lesson_claim_value_4_3" in line and "○" in line)
+    assert "softlookup fetch-gpt2 FOLDER" in skipped and "into FOLDER" in skipped, skipped  # where to put them
+    assert "softlookup check --gpt2-model FOLDER" in skipped and "SOFTLOOKUP_GPT2=FOLDER" in skipped, skipped
+    followed = softlookup("check", SOLUTIONS, "--exercise", "gpt2_values", "--public", "--gpt2-model", stand_in)
+    assert followed.returncode == 0, followed.stdout + followed.stderr
+    assert "weights are not on this machine" not in followed.stdout  # the claim check found the folder and ran

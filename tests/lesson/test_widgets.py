@@ -32,9 +32,10 @@ def lookups(folder):
 
 def test_house_prices_show_the_lesson_table():
     shown = explore.house_prices(lookups(SOLUTIONS), "soft", 3.0, 1.5)
-    assert [row[3] for row in shown.table()] == ["1%", "49%", "49%", "1%"]
-    assert [row[4] for row in shown.table()] == ["1", "104", "168", "2"]
-    assert explore.pounds(shown.answer) == "£275k"
+    assert [row[3] for row in shown.table()] == ["0.55%", "49.45%", "49.45%", "0.55%"]  # not 0.55% shown as 1%
+    assert [row[4] for row in shown.table()] == ["0.82", "103.85", "168.13", "2.31"]  # they add up to the answer
+    assert explore.HousePrices.HEADER[4] == "weight × value (£k)"  # in the unit of the answer
+    assert explore.pounds(shown.answer) == "£275.11k"
 
 
 @pytest.mark.parametrize("method,query,answer", [("exact", 3.0, "nothing found"), ("exact", 4.0, "£340k"),
@@ -54,10 +55,10 @@ def test_price_curves_sweep_the_query():
     assert curves["soft"][explore.QUERIES.tolist().index(3.0)] == pytest.approx(275.11, abs=0.01)
 
 
-def test_two_number_query_shows_78_percent_on_cat():
+def test_two_number_query_shows_77_68_percent_on_cat():
     shown = explore.two_numbers(load(SOLUTIONS, "attention").attend, lesson.QUERY)
     table = {row[0]: row for row in shown.table()}
-    assert table["cat"][2:] == ("2.44", "78%")
+    assert table["cat"][2:] == ("2.44", "77.68%")
     assert shown.arrow_widths().argmax() == lesson.TOKENS.index("cat")
     assert np.allclose(shown.path[-1], shown.output)  # the scaled values, tip to tail, end at the output
 
@@ -106,7 +107,7 @@ def test_widgets_build_and_react(folder):
     if folder is ASSIGNMENTS:
         assert "Implement <code>soft_lookup</code> first" in table.value and picture.layout.display == "none"
         return
-    assert "£275k" in table.value and "49%" in table.value
+    assert "£275.11k" in table.value and "49.45%" in table.value and "weight × value (£k)" in table.value
     before = picture.value
     play.value = len(explore.QUERIES) - 1  # the play button sweeps the query: its last stop is 5 bedrooms
-    assert query.value == 5.0 and "£405k" in table.value and picture.value != before
+    assert query.value == 5.0 and "£405." in table.value and picture.value != before

@@ -9,6 +9,7 @@ from it is scanned for the reference's lines and the hidden checks.
 import base64
 import json
 import os
+import re
 import runpy
 import shutil
 import subprocess
@@ -107,7 +108,8 @@ def test_every_module_of_the_kit_is_shipped_or_kept_back_for_a_reason():
     package = registry.PACKAGE_DIR
     entries = {str(path.relative_to(package)) for path in package.glob("*.py")}
     entries |= {str(path.relative_to(package)) for path in package.glob("*/*.py") if path.parent.name != "checks"}
-    entries |= {str(path.relative_to(package)) for path in (package / "checks").iterdir() if path.name != "__pycache__"}
+    entries |= {str(path.relative_to(package)) for path in (package / "checks").iterdir()  # a cache is no module
+                if path.name != "__pycache__" and not path.name.startswith(".")}
     entries |= {str(path.parent.relative_to(package)) for path in package.glob("*/*/__init__.py")
                 if path.parent.parent.name != "checks"}  # a command that is a package (commands/dev) goes whole
     entries |= {"data/gpt2"}
@@ -137,6 +139,22 @@ def test_check_in_the_installed_bundle_grades_the_stubs_at_zero(installed, tmp_p
     assert "test_lesson_claim" not in done.stdout  # no GPT-2 ground truth was needed for stubs
 
 
+@pytest.mark.parametrize("where", [".", "assignments"], ids=["in the checkout", "in assignments/"])
+def test_pytest_in_the_installed_bundle_checks_the_learners_exercises(installed, where, tmp_path):
+    checkout, python = installed
+    work = shutil.copytree(checkout, tmp_path / "checkout")
+    shutil.copy(SOLUTIONS / "softmax.py", work / "assignments")  # the learner solved the first exercise
+    done = subprocess.run([python, "-m", "pytest"], cwd=work / where, capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "200"}, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    softmax = registry.exercise("softmax")
+    public = sum(points for name, points in softmax.points.items() if name not in HIDDEN)
+    assert f"{public:g}/{public:g} points, done" in done.stdout and f"Total: {public:g}/{PUBLIC_MAX:g}" in done.stdout
+    assert "lookup.py: Three lookups" in done.stdout and "not started" in done.stdout
+    assert "(hidden)" not in done.stdout
+    assert not list(work.rglob(".pytest_cache"))
+
+
 def classroom_points(outputs: dict[str, str]) -> tuple[float, float]:
     """What the Classroom reporter posts as "Points X/Y": its runner result's scores added up."""
     result = json.loads(base64.b64decode(outputs["result"]))
@@ -158,3 +176,29 @@ def test_classroom_reads_the_public_points(installed, work, tmp_path):
     reporter = workflow_steps(checkout)["Autograding Reporter"]
     assert reporter["with"]["runners"] == "softlookup" and "steps.softlookup.outputs.result" in reporter["env"][
         "SOFTLOOKUP_RESULTS"]
+
+
+# -- what the documents say about the release ----------------------------------------------------------
+
+
+def lines_named_by_what_they_say(text: str) -> tuple[list[str], list[str]]:
+    """The commands of a README's first bash block, and the lines its prose names ("The `pip install torch` line")."""
+    block = text.split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#")[0].strip() for line in block.splitlines()]
+    return commands, re.findall(r"The `([^`]+)` line", text)
+
+
+def test_the_readme_quotes_the_release_as_it_writes_the_bundle(made):
+    readme = (registry.KIT_ROOT / "README.md").read_text()
+    assert f'the release prints "{bundle.wrote(made)}"' in readme  # as bundle.main printed it, making `made`
+    truth = made / "grader" / "data" / "gpt2_truth.json"
+    assert f"(`gpt2_truth.json`, {truth.stat().st_size / 1000:.0f} KB)" in readme
+    assert f"for the {len(leak_scan.reference_lines(SOLUTIONS))} non-trivial lines of reference code" in readme
+
+
+@pytest.mark.parametrize("which", ["the bundle's", "the kit's"])
+def test_a_readme_names_its_install_lines_by_what_they_say_not_by_count(made, which):
+    text = (made / "README.md" if which == "the bundle's" else registry.KIT_ROOT / "README.md").read_text()
+    commands, named = lines_named_by_what_they_say(text)
+    assert named and all(any(name in command for command in commands) for name in named), (named, commands)
+    assert not re.search(r"\b(first|second|third|fourth|fifth) line\b", text, re.IGNORECASE)

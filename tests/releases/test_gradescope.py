@@ -165,3 +165,10 @@ def test_a_submission_that_cannot_be_graded_still_gets_results_that_say_why(root
     assert [test["name"].split(":")[0] for test in results["tests"]] == [e.module for e in registry.EXERCISES]
     assert all(test["score"] == 0 and test["output"].startswith("the grading of this submission stopped")
                for test in results["tests"])
+
+
+def test_the_readme_quotes_the_zip_as_the_release_writes_it(tmp_path, capsys):
+    assert gradescope.main([str(tmp_path / "autograder.zip")]) == 0
+    printed = capsys.readouterr().out.split(":")[0].replace(str(tmp_path / "autograder.zip"), "autograder.zip")
+    assert printed.startswith("wrote autograder.zip (")
+    assert f'the release prints "{printed}"' in (registry.KIT_ROOT / "README.md").read_text()

@@ -100,3 +100,50 @@ def test_feedback_html_opens_with_the_total_as_feedback_md_does():
     assert page.count("<h1>") == 1
     assert re.search(r"<h1>[^<]*</h1>\s*<p><b>Total: " + re.escape(total), page)
     assert gradebook.markdown(shown, "shift-once").splitlines()[2] == f"**{total} points**"
+
+
+TIMED_OUT = "softmax.softmax() ran past its 1 s time limit: is there a loop that never ends?"
+STOPPED_CLASS = {**CLASS,
+                 "looping": result("looping", *everywhere("softmax", TIMED_OUT, "timeout"),
+                                   ("lookup", "test_lesson_table", "lookup.soft_lookup() was not run: it calls "
+                                                                   "softmax.softmax(), which ran past its time limit",
+                                    "timeout")),
+                 "crashing": result("crashing", ("lookup", "test_large_scores", "lookup.soft_lookup() ended the "
+                                                                                "program (exit status 3)", "exit"))}
+
+
+def test_timeouts_and_crashes_are_counted_apart_not_as_mistakes():
+    def told(graded):
+        return [(m.exercise, m.told, m.students) for m in summary.mistakes(graded)]
+
+    assert told(STOPPED_CLASS) == told(CLASS)  # the loop and its knock-on, the crash: no mistake of the lesson
+    assert {name: dict(counts) for name, counts in summary.stopped(STOPPED_CLASS).items() if counts} == {
+        "softmax": {"ran out of time": 1}, "lookup": {"ran out of time": 1, "crashed": 1}}
+    text = summary.markdown(STOPPED_CLASS)
+    reteach, rest = text.split("## What to reteach")[1].split("## Ran out of time or memory, or crashed")
+    assert "time limit" not in reteach and "ended the program" not in reteach
+    assert "| softmax | 1 | 0 | 0 |" in rest and "| lookup | 1 | 0 | 1 |" in rest
+    assert "<h2>Ran out of time or memory, or crashed</h2>" in summary.page(STOPPED_CLASS)
+
+
+def test_the_charts_count_students_in_whole_numbers():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    small = {name: CLASS[name] for name in ("shift-once", "shift-twice", "table")}  # counts of 1 and 2: halves, once
+    for figure, axis in ((summary.histogram_figure(small), "y"), (summary.mistakes_figure(summary.mistakes(small)), "x")):
+        FigureCanvasAgg(figure).draw()
+        axes = figure.axes[0]
+        ticks = (axes.get_yticks() if axis == "y" else axes.get_xticks())
+        shown = [t for t in ticks if (axes.get_ylim() if axis == "y" else axes.get_xlim())[0] <= t
+                 <= (axes.get_ylim() if axis == "y" else axes.get_xlim())[1]]
+        assert shown and all(float(t).is_integer() for t in shown), ticks
+
+
+def test_a_chart_label_is_cut_between_words():
+    long = summary.Mistake("softmax", "Only the differences between scores matter: subtract the largest score first, "
+                                      "along the axis you were given, and never the largest of the whole array")
+    label = summary.chart_label(long)
+    lines = label.split("\n")
+    assert len(lines) == 2 and all(len(line) <= 60 for line in lines) and lines[-1].endswith(" …")
+    words = set(f"{long.exercise}: {long.told}".split())
+    assert all(word in words for line in lines for word in line.removesuffix(" …").split()), label  # no word cut

@@ -1,0 +1,69 @@
+"""A learner's bare ``pytest``, as the README and every stub's docstring tell them to type it.
+
+In a fresh clone of the kit whose learner has solved ``softmax``, made the
+lesson's sign mistake in ``soft_lookup`` and not started the rest: ``pytest``
+in the clone's root and in its ``assignments/`` checks those exercises, with
+the same table and total as ``softlookup check``, and leaves no cache among
+the learner's files or the kit's. (The student bundle's ``pytest`` is
+tested with the bundle, in ``tests/releases/test_bundle.py``.)
+"""
+
+import subprocess
+import sys
+
+import pytest
+
+from helpers import ASSIGNMENTS, ENV, learners_clone, softlookup
+from grader.engine import registry
+from grader.releases import assignments
+from grader.releases.distribution import kit_project
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory):
+    return learners_clone(tmp_path_factory.mktemp("learner") / "softlookup")
+
+
+@pytest.fixture(scope="module")
+def checked(clone):
+    """What ``softlookup check`` says about the clone's assignments/: the lines pytest must say too."""
+    done = softlookup("check", cwd=clone)
+    assert done.returncode == 1, done.stdout + done.stderr
+    return done.stdout
+
+
+def learners_pytest(where, *args):
+    """``pytest`` typed in ``where`` (``python -m pytest``: this venv has no pytest script of its own)."""
+    return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=where, capture_output=True, text=True,
+                          env=ENV, timeout=600)
+
+
+@pytest.mark.parametrize("where", [".", "assignments"], ids=["in the clone", "in assignments/"])
+def test_pytest_checks_the_learners_exercises_as_check_does(clone, checked, where):
+    done = learners_pytest(clone / where)
+    assert done.returncode == 1, done.stdout + done.stderr  # below full marks, as softlookup check
+    assert "softmax.py: Softmax: scores into weights" in done.stdout and "17/17 points, done" in done.stdout
+    assert "sign of the score is flipped" in done.stdout  # the verdict, in the lesson's words
+    assert "attention.py: Queries, keys and values: 0/25 points, not started" in done.stdout
+    assert "(hidden)" in done.stdout  # the hidden checks too, as softlookup check runs them beside solutions/
+    total = next(line for line in checked.splitlines() if line.startswith("Total:")).split(" (")[0]
+    assert total == f"Total: 25/{sum(exercise.max_points for exercise in registry.EXERCISES):g}"
+    assert total in done.stdout  # the same score as softlookup check gives
+    verdicts = [line.strip() for line in checked.splitlines() if line.strip().startswith("✗")]
+    assert verdicts and all(verdict.split(":")[0] in done.stdout for verdict in verdicts)
+    assert "tests/" not in done.stdout  # not one of the kit's own tests ran
+    assert "--cases" not in done.stdout  # softlookup check's option; pytest's own way is named instead
+    assert "(and 2 more cases with other messages: pytest -k test_soft_weights_sum_to_one --tb=short" in done.stdout
+    assert not list(clone.rglob(".pytest_cache")), "pytest left a cache in the learner's clone"
+
+
+def test_the_kits_pyproject_and_the_learners_ini_configure_pytest_alike():
+    options = kit_project()["tool"]["pytest"]["ini_options"]
+    assert options == {"softlookup_exercises": True, "addopts": assignments.LEARNERS_ADDOPTS}
+    assert (ASSIGNMENTS / "pytest.ini").read_text() == assignments.LEARNERS_PYTEST_INI
+
+
+def test_the_way_pytest_names_shows_every_case(clone):
+    done = learners_pytest(clone, "-k", "test_soft_weights_sum_to_one", "--tb=short")
+    failures = done.stdout.split("= FAILURES =")[1].split("lookup.py: Three lookups")[0]  # before the table
+    assert failures.count("do not favour the keys closest to it") == 3, done.stdout  # each case, its message
