@@ -1032,6 +1032,279 @@ def fit_nearest_key(queries, answers, keys, values, which, start, steps=50, lr=1
     return key.item(), losses
 '''
 
+LEARNING_PER_QUERY_LOOPS = '''\
+import math
+
+import torch
+
+
+def _t(x):
+    return torch.as_tensor(x, dtype=torch.float64)
+
+
+def _one(query, keys, values, sharpness):
+    scores = torch.stack([-sharpness * (query - key) ** 2 for key in keys])
+    weights = torch.softmax(scores, dim=0)
+    return sum(weight * value for weight, value in zip(weights, values))
+
+
+def soft_answer(query, keys, values, sharpness):
+    query, keys, values, sharpness = map(_t, (query, keys, values, sharpness))
+    if query.ndim == 0:
+        return _one(query, keys, values, sharpness)
+    return torch.stack([_one(q, keys, values, sharpness) for q in query])
+
+
+def nearest_answer(query, keys, values):
+    query, keys, values = map(_t, (query, keys, values))
+    if query.ndim == 0:
+        return values[torch.argmin((query - keys).abs())]
+    return torch.stack([values[torch.argmin((q - keys).abs())] for q in query])
+
+
+def answer_slope(query, keys, values, sharpness):
+    q = torch.tensor(float(query), dtype=torch.float64)
+    f = lambda x: soft_answer(x, keys, values, sharpness)
+    return f(q).item(), torch.func.grad(f)(q).item()
+
+
+def nearest_slope(query, keys, values):
+    q = torch.tensor(float(query), dtype=torch.float64, requires_grad=True)
+    answer = nearest_answer(q, keys, values)
+    return answer.item(), 0.0
+
+
+def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
+    log_sharpness = torch.nn.Parameter(torch.tensor(math.log(start), dtype=torch.float64))
+    optimizer = torch.optim.SGD([log_sharpness], lr=lr)
+    target = _t(answers)
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(soft_answer(queries, keys, values, log_sharpness.exp()), target)
+        losses.append(loss.item())
+        loss.backward()
+        optimizer.step()
+    return log_sharpness.exp().item(), losses
+
+
+def fit_nearest_key(queries, answers, keys, values, which, start, steps=50, lr=1e-3):
+    keys, target = _t(keys), _t(answers)
+    key = torch.tensor(float(start), dtype=torch.float64, requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        keys_now = torch.cat([keys[:which], key[None], keys[which + 1:]])
+        loss = torch.nn.functional.mse_loss(nearest_answer(queries, keys_now, values), target)
+        losses.append(loss.item())
+        gradient = torch.autograd.grad(loss, key)[0] if loss.requires_grad else torch.zeros(())
+        key = (key - lr * gradient).detach().requires_grad_()
+    return key.item(), losses
+'''
+
+LEARNING_TORCH_FUNC_FUNCTIONAL = '''\
+import math
+
+import torch
+from torch.func import grad, grad_and_value, vmap
+
+
+def _t(x):
+    return torch.as_tensor(x, dtype=torch.float64)
+
+
+def soft_answer(query, keys, values, sharpness):
+    query, keys, values, sharpness = map(_t, (query, keys, values, sharpness))
+
+    def one(q):
+        return torch.softmax(-sharpness * (q - keys) ** 2, dim=-1) @ values
+
+    return one(query) if query.ndim == 0 else vmap(one)(query)
+
+
+def nearest_answer(query, keys, values):
+    query, keys, values = map(_t, (query, keys, values))
+    return values[torch.argmin(torch.abs(query[..., None] - keys), dim=-1)]
+
+
+def answer_slope(query, keys, values, sharpness):
+    q = _t(float(query))
+    slope, answer = grad_and_value(lambda x: soft_answer(x, keys, values, sharpness))(q)
+    return answer.item(), slope.item()
+
+
+def nearest_slope(query, keys, values):
+    q = _t(float(query))
+    answer = nearest_answer(q, keys, values)
+    # argmin leaves no path from q to the answer: torch.func.grad gives a zero, not an error
+    slope = grad(lambda x: nearest_answer(x, keys, values))(q)
+    return answer.item(), slope.item()
+
+
+def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
+    target = _t(answers)
+
+    def loss_of(log_sharpness):
+        return torch.mean((soft_answer(queries, keys, values, torch.exp(log_sharpness)) - target) ** 2)
+
+    log_sharpness, losses = _t(math.log(start)), []
+    for _ in range(steps):
+        gradient, loss = grad_and_value(loss_of)(log_sharpness)
+        losses.append(loss.item())
+        log_sharpness = log_sharpness - lr * gradient
+    return torch.exp(log_sharpness).item(), losses
+
+
+def fit_nearest_key(queries, answers, keys, values, which, start, steps=50, lr=1e-3):
+    keys, target = _t(keys), _t(answers)
+    one_hot = torch.nn.functional.one_hot(torch.tensor(which), len(keys)).to(torch.float64)
+
+    def loss_of(key):
+        keys_now = keys * (1 - one_hot) + key * one_hot
+        return torch.mean((nearest_answer(queries, keys_now, values) - target) ** 2)
+
+    key, losses = _t(float(start)), []
+    for _ in range(steps):
+        gradient, loss = grad_and_value(loss_of)(key)
+        losses.append(loss.item())
+        key = key - lr * gradient
+    return key.item(), losses
+'''
+
+LEARNING_CENTRAL_DIFFERENCES = '''\
+import math
+
+import numpy as np
+import torch
+
+STEP = 1e-6  # a central difference's error shrinks with the step squared; float64 rounding grows as 1e-16 / step
+
+
+def _soft_numpy(query, keys, values, sharpness):
+    scores = -sharpness * (query - np.asarray(keys, dtype=float)) ** 2
+    weights = np.exp(scores - scores.max())
+    return float(weights @ np.asarray(values, dtype=float) / weights.sum())
+
+
+def soft_answer(query, keys, values, sharpness):
+    query, keys, values, sharpness = (torch.as_tensor(x, dtype=torch.float64) for x in (query, keys, values, sharpness))
+    weights = torch.softmax(-sharpness * (query.unsqueeze(-1) - keys).square(), dim=-1)
+    return torch.sum(weights * values, dim=-1)
+
+
+def nearest_answer(query, keys, values):
+    query, keys, values = (torch.as_tensor(x, dtype=torch.float64) for x in (query, keys, values))
+    return values[(query.unsqueeze(-1) - keys).abs().argmin(dim=-1)]
+
+
+def answer_slope(query, keys, values, sharpness):
+    """The slope as a central difference, (f(q + h) - f(q - h)) / 2h: right to about h^2 times the third derivative."""
+    query = float(query)
+    ahead = _soft_numpy(query + STEP, keys, values, sharpness)
+    behind = _soft_numpy(query - STEP, keys, values, sharpness)
+    return _soft_numpy(query, keys, values, sharpness), (ahead - behind) / (2 * STEP)
+
+
+def nearest_slope(query, keys, values):
+    q = torch.tensor(float(query), dtype=torch.float64, requires_grad=True)
+    answer = nearest_answer(q, keys, values)
+    if answer.grad_fn is None:
+        return answer.item(), 0.0
+    return answer.item(), torch.autograd.grad(answer, q)[0].item()
+
+
+def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
+    log_sharpness = torch.tensor(math.log(start), dtype=torch.float64, requires_grad=True)
+    optimizer = torch.optim.SGD([log_sharpness], lr=lr, momentum=0.0)
+    target = torch.as_tensor(answers, dtype=torch.float64)
+    losses = []
+    for _ in range(steps):
+        loss = torch.nn.functional.mse_loss(soft_answer(queries, keys, values, log_sharpness.exp()), target)
+        losses.append(loss.item())
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    return math.exp(log_sharpness.item()), losses
+
+
+def fit_nearest_key(queries, answers, keys, values, which, start, steps=50, lr=1e-3):
+    keys = torch.as_tensor(keys, dtype=torch.float64).clone()
+    target = torch.as_tensor(answers, dtype=torch.float64)
+    key = torch.nn.Parameter(torch.tensor(float(start), dtype=torch.float64))
+    optimizer = torch.optim.SGD([key], lr=lr)
+    losses = []
+    for _ in range(steps):
+        keys_now = torch.stack([key if i == which else keys[i] for i in range(len(keys))])
+        loss = torch.mean((nearest_answer(queries, keys_now, values) - target) ** 2)
+        losses.append(loss.item())
+        optimizer.zero_grad()
+        if loss.requires_grad:
+            loss.backward()
+        else:  # argmin cut the path: a zero gradient, and the step still happens
+            key.grad = torch.zeros_like(key)
+        optimizer.step()
+    return key.item(), losses
+'''
+
+LEARNING_FLOAT32 = '''\
+import math
+
+import torch
+
+DTYPE = torch.float32  # the checks ask for slopes to 1e-3 and losses to 1e-5: float32 is enough
+
+
+def _t(x):
+    return torch.as_tensor(x, dtype=DTYPE)
+
+
+def soft_answer(query, keys, values, sharpness):
+    query, keys, values, sharpness = map(_t, (query, keys, values, sharpness))
+    return torch.softmax(-sharpness * (query[..., None] - keys) ** 2, dim=-1) @ values
+
+
+def nearest_answer(query, keys, values):
+    query, keys, values = map(_t, (query, keys, values))
+    return values[torch.argmin((query[..., None] - keys).abs(), dim=-1)]
+
+
+def answer_slope(query, keys, values, sharpness):
+    q = torch.tensor(float(query), dtype=DTYPE, requires_grad=True)
+    answer = soft_answer(q, keys, values, sharpness)
+    answer.backward()
+    return answer.item(), q.grad.item()
+
+
+def nearest_slope(query, keys, values):
+    q = torch.tensor(float(query), dtype=DTYPE, requires_grad=True)
+    answer = nearest_answer(q, keys, values)
+    return answer.item(), 0.0 if not answer.requires_grad else torch.autograd.grad(answer, q)[0].item()
+
+
+def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
+    log_sharpness = torch.tensor(math.log(start), dtype=DTYPE, requires_grad=True)
+    target, losses = _t(answers), []
+    for _ in range(steps):
+        loss = ((soft_answer(queries, keys, values, log_sharpness.exp()) - target) ** 2).mean()
+        losses.append(loss.item())
+        loss.backward()
+        with torch.no_grad():
+            log_sharpness -= lr * log_sharpness.grad
+            log_sharpness.grad.zero_()
+    return log_sharpness.exp().item(), losses
+
+
+def fit_nearest_key(queries, answers, keys, values, which, start, steps=50, lr=1e-3):
+    keys, target = _t(keys), _t(answers)
+    key, losses = torch.tensor(float(start), dtype=DTYPE, requires_grad=True), []
+    for _ in range(steps):
+        keys_now = torch.cat([keys[:which], key.reshape(1), keys[which + 1:]])
+        loss = ((nearest_answer(queries, keys_now, values) - target) ** 2).mean()
+        losses.append(loss.item())
+        gradient = torch.autograd.grad(loss, key)[0] if loss.requires_grad else torch.zeros_like(key)
+        key = (key - lr * gradient).detach().requires_grad_()
+    return key.item(), losses
+'''
+
 # ---------------------------------------------------------------------------------------------------------------------
 # gpt2_values.py
 # ---------------------------------------------------------------------------------------------------------------------
@@ -1197,11 +1470,21 @@ RIGHT: dict[str, dict[str, str]] = {
     "learning: torch.func.grad, optim.SGD, nn.MSELoss, torch.where": {"learning": LEARNING_TORCH_FUNC_SGD},
     "learning: d2l's nn.Module, logsumexp, jacobian, a manual step": {"learning": LEARNING_D2L_MODULE},
     "learning: optimizer.step(closure), a stable sort, index_put": {"learning": LEARNING_CLOSURE},
+    "learning: a Python loop per query and per key, torch.func.grad, F.mse_loss (slow: 1.3 s per fit)": {
+        "learning": LEARNING_PER_QUERY_LOOPS},
+    "learning: torch.func.grad_and_value and vmap, a functional descent": {"learning": LEARNING_TORCH_FUNC_FUNCTIONAL},
+    "learning: the slope as a central difference in numpy (h = 1e-6), optim.SGD": {
+        "learning": LEARNING_CENTRAL_DIFFERENCES},
+    "learning: all in float32": {"learning": LEARNING_FLOAT32},
     "gpt2_values: a hook on attn.c_attn, F.scaled_dot_product_attention": {"gpt2_values": VALUES_HOOKS_TORCH_SDPA},
     "gpt2_values: TransformerLens-style einsum in float64": {"gpt2_values": VALUES_TRANSFORMER_LENS},
     "gpt2_values: a pre-hook on attn, the learner's own attention": {"gpt2_values": VALUES_PRE_HOOK_OWN_ATTENTION},
 }
 
+# Right answers that compute slowly or pay a one-time cost in their first call: graded on a busy machine too
+# (tests/engine/test_clock.py).
+SLOW_RIGHT = ["learning: torch.func.grad, optim.SGD, nn.MSELoss, torch.where",
+              "learning: a Python loop per query and per key, torch.func.grad, F.mse_loss (slow: 1.3 s per fit)"]
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Unstable: right on friendly numbers, wrong on unfriendly ones
