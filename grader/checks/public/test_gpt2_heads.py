@@ -28,6 +28,26 @@ def truth(kit, text, spec=TINY):
     return kit.gpt2.attention_patterns(spec, spec.tokenizer(), text)
 
 
+# What each slip of kit.gpt2.slipped_head did, in the lesson's words: "the pattern (or the queries, ...) <hint>".
+SLIP_HINTS = {
+    "c_attn's bias left out": "without c_attn's bias: a Conv1D computes x @ W + b, and GPT-2's biases are not 0, so "
+                              "add block.attn.c_attn.bias (or call block.attn.c_attn itself)",
+    "ln_2 in place of ln_1": "made from block.ln_2: that one normalises the input of the block's MLP, after attention; "
+                             "attention reads block.ln_1(hidden)",
+    "ln_f in place of ln_1": "made from the model's ln_f: that one normalises the output of the last block; each "
+                             "block's attention reads its own block.ln_1(hidden)",
+    "ln_1 skipped": "made without the block's LayerNorm: apply block.ln_1 to hidden_states[layer] before c_attn",
+}
+
+
+def slip_in(received, slipped: dict, name: str) -> str | None:
+    """Which slip of ``slipped`` (kit.gpt2.slipped_head) gives ``received`` as its ``name``, in words, if any."""
+    for slip, readouts in slipped.items():
+        if np.shape(readouts[name]) == np.shape(received) and np.allclose(received, readouts[name], atol=TOLERANCE):
+            return SLIP_HINTS[slip]
+    return None
+
+
 def learner_pattern(result, what, size):
     tokens, pattern = judge.pair(result, what, "(tokens, pattern)")
     return tokens, judge.array(pattern, f"the pattern of {what}", shape=(size, size))
@@ -213,8 +233,11 @@ def test_recompute_head_pattern(submission, kit, model, layer, head):
                    f"were 0. Is the head's slice of columns empty (a head size too large) or were the scores "
                    f"multiplied by 0? {head_size}")
     hint = look_alikes(pattern, attentions, layer, head)
+    slip = slip_in(pattern, kit.gpt2.slipped_head(spec, spec.tokenizer(), LESSON, layer, head), "attentions")
     factor = score_scale(np.clip(pattern, 1e-30, None), expected)
-    if hint:
+    if slip:
+        hint = f"This is the pattern {slip}."
+    elif hint:
         hint = f"This is {hint}."
     elif factor is not None and factor > 1.5:
         hint = f"Your scores are {factor:.1f} times too large: divide q.k by sqrt(head size), the square root."
