@@ -24,6 +24,7 @@ class Mistake:
     old: str = ""  # text of the reference module to change...
     new: str = ""  # ...into this (every occurrence)
     code: str = ""  # or: functions appended to the module
+    passes: tuple[str, ...] = ()  # checks the mistake must not cost: their hint would name another cause
 
     @property
     def id(self) -> str:
@@ -41,19 +42,20 @@ class Mistake:
         path.write_text(text.replace(self.old, self.new))
 
 
-def edit(name, module, old, new, caught_by, hint) -> Mistake:
-    return Mistake(name, module, caught_by, hint, old=old, new=new)
+def edit(name, module, old, new, caught_by, hint, passes=()) -> Mistake:
+    return Mistake(name, module, caught_by, hint, old=old, new=new, passes=tuple(passes))
 
 
-def rewrite(name, module, code, caught_by, hint) -> Mistake:
-    return Mistake(name, module, caught_by, hint, code=code)
+def rewrite(name, module, code, caught_by, hint, passes=()) -> Mistake:
+    return Mistake(name, module, caught_by, hint, code=code, passes=tuple(passes))
 
 
 MISTAKES = [
     # -- softmax ---------------------------------------------------------------------------
     edit("no max subtraction", "softmax", "shifted = x - np.max(x, axis=axis, keepdims=True)", "shifted = x",
          "test_large_scores", "subtract the largest score"),
-    edit("axis ignored", "softmax", "axis=axis", "axis=0", "test_axis", "pass `axis` on"),
+    edit("axis ignored", "softmax", "axis=axis", "axis=0", "test_axis", "pass `axis` on",
+         passes=["test_arguments_unchanged"]),  # the arguments are left alone: that check is not the axis's
     # On the masked scores the wrong-axis weights have a largest weight of 1: not "did you divide by the max".
     edit("axis ignored, seen on -inf scores", "softmax", "axis=axis", "axis=0", "test_minus_infinity_gets_zero",
          "pass `axis` on"),
@@ -61,6 +63,26 @@ MISTAKES = [
          "test_weights_positive_and_sum_to_one", "order of the scores"),
     edit("divide by the max", "softmax", "np.sum(exps", "np.max(exps",
          "test_weights_positive_and_sum_to_one", "divide by the max"),
+    # The max is subtracted, so large scores stay finite: their verdict is the sum's, not the shift's.
+    edit("divide by the max, seen on large scores", "softmax", "np.sum(exps", "np.max(exps",
+         "test_large_scores", "divide by the max"),
+    edit("shifted by the first score", "softmax", "np.max(x, axis=axis, keepdims=True)",
+         "np.take(x, [0], axis=axis)", "test_large_scores", "shifted by any score but the largest"),
+    rewrite("integer scores handed to torch as they are", "softmax", """
+import torch
+
+
+def softmax(x, axis=-1):
+    return torch.softmax(torch.as_tensor(x), dim=axis).numpy()
+""", "test_lesson_scores", "Scores may be integers"),
+    rewrite("a vector shifted in place", "softmax", """
+def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=float)  # the caller's own array, when it is one of floats
+    if x.ndim == 1:
+        x -= np.max(x)
+    exps = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return exps / np.sum(exps, axis=axis, keepdims=True)
+""", "test_arguments_unchanged", "changed its argument `x` in place"),
     edit("sum over every axis", "softmax", "np.sum(exps, axis=axis, keepdims=True)", "np.sum(exps)",
          "test_axis", "keepdims=True"),
     edit("flattened result", "softmax", "return exps / np.sum(exps, axis=axis, keepdims=True)",
@@ -99,6 +121,33 @@ def exact_lookup(query, keys, values):
          "test_exact_lookup_missing_key", "finds nothing when nothing matches"),
     edit("nearest uses argmax", "lookup", "np.argmin(distances)", "np.argmax(distances)",
          "test_nearest_lookup", "farthest"),
+    rewrite("distances in the keys' own dtype", "lookup", """
+def nearest_lookup(query, keys, values):
+    distances = np.array(keys)  # a copy, but of the keys' dtype: integers stay integers
+    distances -= query
+    return values[int(np.argmin(np.abs(distances)))]
+""", "test_nearest_lookup", "Keys may be integers"),
+    edit("sharpness taken as a temperature", "lookup", "scores = -sharpness * (queries[..., None] - keys) ** 2",
+         "scores = -(queries[..., None] - keys) ** 2 / (1 / sharpness)", "test_sharpness_limits",
+         "A sharpness of 0 is allowed"),
+    edit("the lesson's sharpness as the default", "lookup", "def soft_lookup(query, keys, values, sharpness=1.0):",
+         "def soft_lookup(query, keys, values, sharpness=1.5):", "test_squared_distance_scores", "the default is 1.0"),
+    rewrite("keys shifted in place for a single query", "lookup", """
+def soft_lookup(query, keys, values, sharpness=1.0):
+    keys = np.asarray(keys, dtype=float)  # the caller's own array, when it is one of floats
+    queries = np.asarray(query, dtype=float)
+    if queries.ndim == 0:
+        keys -= queries  # the distances, computed where the keys were
+        scores = -sharpness * keys**2
+    else:
+        scores = -sharpness * (queries[..., None] - keys) ** 2
+    weights = softmax(scores, axis=-1)
+    answers = weights @ np.asarray(values, dtype=float)
+    return (float(answers), weights) if queries.ndim == 0 else (answers, weights)
+""", "test_arguments_unchanged", "changed its argument `keys` in place"),
+    edit("hard lookup, seen on many queries", "lookup", "weights = softmax(scores, axis=-1)",
+         "weights = softmax(1e9 * (scores - scores.max(axis=-1, keepdims=True)), axis=-1)",
+         "test_many_queries", "a hard lookup"),
     edit("nearest tie goes to the last key", "lookup", "values[int(np.argmin(distances))]",
          "values[len(keys) - 1 - int(np.argmin(distances[::-1]))]", "test_nearest_tie_rule", "tie rule"),
     edit("soft score sign flipped", "lookup", "scores = -sharpness", "scores = sharpness",
@@ -177,6 +226,35 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
          "test_causal_mask", "attend to itself"),
     edit("causal mask of floats", "attention", "np.ones((n, n), dtype=bool)", "np.ones((n, n))",
          "test_causal_mask", "boolean array"),
+    rewrite("causal mask as an additive float mask", "attention", """
+def causal_mask(n):
+    return np.triu(np.full((n, n), -np.inf), k=1)  # PyTorch's generate_square_subsequent_mask
+""", "test_causal_mask", "an additive mask"),
+    edit("boolean mask added to the scores", "attention", "scores = np.where(mask, scores, -np.inf)",
+         "scores = scores + mask", "test_mask_gives_exact_zero", "added to the scores as numbers"),
+    rewrite("attend rebuilt from scaled_dot_product_attention", "attention", """
+def attend(query, keys, values):
+    output, weights = scaled_dot_product_attention(np.asarray(query, dtype=float)[None], keys, values)
+    return output[0], weights[0]
+""", "test_two_number_example", "divided by sqrt(d)"),
+    rewrite("mask applied after softmax, then renormalised", "attention", """
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    weights = softmax(Q @ K.T / np.sqrt(K.shape[-1]), axis=-1)
+    if mask is not None:
+        weights = weights * mask
+        weights = weights / weights.sum(axis=-1, keepdims=True)
+    return weights @ V, weights
+""", "test_long_queries", "renormalising them is 0/0"),
+    edit("mask inverted, seen on long queries", "attention", "np.where(mask, scores, -np.inf)",
+         "np.where(mask, -np.inf, scores)", "test_long_queries", "the mask is inverted"),
+    rewrite("attend shifts its scores by the first", "attention", """
+def attend(query, keys, values):
+    scores = np.asarray(keys, dtype=float) @ np.asarray(query, dtype=float)
+    exps = np.exp(scores - scores[0])
+    weights = exps / exps.sum()
+    return weights @ np.asarray(values, dtype=float), weights
+""", "test_long_queries", "subtract the largest score of each row"),
     edit("attend squeezes a single key away", "attention", "weights = softmax(scores)\n",
          "weights = softmax(np.squeeze(scores))\n    values = np.squeeze(values)\n",
          "test_attend_matches_reference", "attend"),

@@ -227,6 +227,8 @@ class Slot:
         else:
             where = (codec.clean_text(str(where[0]), 100), where[1], codec.clean_text(str(where[2]), 200))
         text = codec.clean_text(str(error.get("message", "")), 2000)
+        if kind == "not_implemented" and not (where and "NotImplementedError" in where[2]):
+            kind, error = "exception", {**error, "type": "NotImplementedError"}  # a library's, not a stub's raise
         if kind == "hung" and text not in {hang_label(module, function) for module, function in self.known_hangs()}:
             kind, error = "exception", {**error, "type": "RanPastItsLimit"}  # not a function the judge stopped
         if kind == "exception":
