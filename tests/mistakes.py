@@ -335,6 +335,29 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
          "test_recompute_head_pattern", "head h is columns"),
     edit("recompute only for GPT2LMHeadModel", "gpt2_heads", 'getattr(model, "transformer", model)',
          "model.transformer", "test_recompute_matches_reference", "transformer"),
+    edit("bertviz's outputs[-1] for the attentions", "gpt2_heads", "model(ids, output_attentions=True).attentions",
+         "model(ids, output_attentions=True)[-1]", "test_head_pattern", "name the field"),
+    rewrite("tokens matched as substrings", "gpt2_heads", """
+def attention_share(tokens, pattern, from_token, to_token):
+    def position(token):
+        name = token.removeprefix("Ġ").strip()
+        for index, candidate in enumerate(tokens):
+            if name in candidate:
+                return index
+        raise ValueError(f"no token {token!r} in {list(tokens)}")
+
+    return float(np.asarray(pattern)[position(from_token), position(to_token)])
+""", "test_attention_share", "match whole tokens"),
+    rewrite("the space markers stripped from the caller's tokens", "gpt2_heads", """
+def attention_share(tokens, pattern, from_token, to_token):
+    tokens[:] = [token.removeprefix("Ġ") for token in tokens]  # in place: the caller's list
+    row, column = tokens.index(from_token.strip().removeprefix("Ġ")), tokens.index(to_token.strip().removeprefix("Ġ"))
+    return float(np.asarray(pattern)[row, column])
+""", "test_arguments_unchanged", "changed its argument `tokens` in place"),
+    edit("q, k and v side by side within each head", "gpt2_heads",
+         "q, k, _ = qkv.split(model.config.n_embd, dim=-1)",
+         "q, k, _ = (part.reshape(len(qkv), -1) for part in qkv.reshape(len(qkv), model.config.n_head, 3, size)"
+         ".unbind(2))", "test_recompute_head_pattern", "GPT-NeoX's layout"),
     edit("head_pattern cut to the lesson's 10 tokens", "gpt2_heads", "return tokens, attentions[layer][0, head].numpy()",
          "return tokens[:10], attentions[layer][0, head].numpy()[:10, :10]",
          "test_head_pattern_matches_reference", "tokens"),
@@ -370,9 +393,9 @@ def nearest_slope(query, keys, values):
     edit("nearest slope returns None", "learning", "return answer.item(), 0.0", "return answer.item(), None",
          "test_nearest_slope_is_zero", "return 0.0"),
     edit("learning rate's sign flipped", "learning", "log_sharpness -= lr * log_sharpness.grad",
-         "log_sharpness += lr * log_sharpness.grad", "test_fit_losses_go_down", "went uphill"),
+         "log_sharpness += lr * log_sharpness.grad", "test_fit_losses_go_down", "uphill"),
     edit("gradient never reset", "learning", "        log_sharpness.grad.zero_()\n", "",
-         "test_fit_losses_go_down", "zero it"),
+         "test_fit_losses_go_down", "never set back to zero"),
     edit("loss summed, not averaged", "learning", "log_sharpness.exp()) - answers) ** 2).mean()",
          "log_sharpness.exp()) - answers) ** 2).sum()", "test_fit_losses_are_mean_squared_error", "take their mean"),
     rewrite("loss recorded after the step", "learning", """
@@ -411,6 +434,57 @@ def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4)
          "log_sharpness.exp()) - answers).abs()).mean()", "test_fit_noisy_answers", "least mean squared error"),
     edit("learning rate ignored", "learning", "log_sharpness -= lr * log_sharpness.grad",
          "log_sharpness -= 5e-4 * log_sharpness.grad", "test_fit_matches_reference", "out of control"),
+    edit("the guess written into the caller's keys", "learning",
+         "        keys_now = torch.cat([keys[:which], key[None], keys[which + 1:]])\n",
+         "        with torch.no_grad():\n            keys[which] = key  # torch.as_tensor shares the numpy memory\n"
+         "        keys_now = torch.cat([keys[:which], key[None], keys[which + 1:]])\n",
+         "test_arguments_unchanged", "changed its argument `keys` in place"),
+    rewrite("slope by a forward difference, step 0.001", "learning", """
+def answer_slope(query, keys, values, sharpness):
+    step = 1e-3
+    here = soft_answer(float(query), keys, values, sharpness).item()
+    return here, (soft_answer(float(query) + step, keys, values, sharpness).item() - here) / step
+""", "test_answer_slope_lesson", "a forward difference with a step of 0.001"),
+    rewrite("Adam in place of the docstring's descent", "learning", """
+def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
+    answers = torch.as_tensor(answers, dtype=torch.float64)
+    log_sharpness = torch.tensor(math.log(start), dtype=torch.float64, requires_grad=True)
+    optimizer = torch.optim.Adam([log_sharpness], lr=lr)
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = ((soft_answer(queries, keys, values, log_sharpness.exp()) - answers) ** 2).mean()
+        losses.append(loss.item())
+        loss.backward()
+        optimizer.step()
+    return log_sharpness.exp().item(), losses
+""", "test_fit_recovers_sharpness", "Adam"),
+    rewrite("gradient descent with momentum", "learning", """
+def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
+    answers = torch.as_tensor(answers, dtype=torch.float64)
+    log_sharpness = torch.tensor(math.log(start), dtype=torch.float64, requires_grad=True)
+    optimizer = torch.optim.SGD([log_sharpness], lr=lr, momentum=0.9)
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = ((soft_answer(queries, keys, values, log_sharpness.exp()) - answers) ** 2).mean()
+        losses.append(loss.item())
+        loss.backward()
+        optimizer.step()
+    return log_sharpness.exp().item(), losses
+""", "test_fit_follows_gradient_descent", "momentum"),
+    edit("one step fewer", "learning",
+         "    for _ in range(steps):\n        loss = ((soft_answer(queries, keys, values, log_sharpness.exp())",
+         "    for _ in range(steps - 1):\n        loss = ((soft_answer(queries, keys, values, log_sharpness.exp())",
+         "test_fit_follows_gradient_descent", "exactly one per step"),
+    edit("half the steps", "learning",
+         "    for _ in range(steps):\n        loss = ((soft_answer(queries, keys, values, log_sharpness.exp())",
+         "    for _ in range(steps // 2):\n        loss = ((soft_answer(queries, keys, values, log_sharpness.exp())",
+         "test_fit_recovers_sharpness", "losses for its 200 steps"),
+    rewrite("the lesson's constant loss written in", "learning", """
+def fit_nearest_key(queries, answers, keys, values, which, start, steps=50, lr=1e-3):
+    return float(start), [2588.89] * steps  # the docstring says the loss never changes
+""", "test_nearest_fit_makes_no_progress", "with the guessed key in place of"),
     edit("nearest fit lets backward fail", "learning",
          "torch.autograd.grad(loss, key)[0] if loss.requires_grad else torch.zeros(())",
          "torch.autograd.grad(loss, key)[0]", "test_nearest_fit_makes_no_progress", "argmin cut every path"),
@@ -444,6 +518,23 @@ def nearest_answer(query, keys, values):
          "block.attn.c_attn(block.ln_2(hidden))", "test_head_vectors", "made from block.ln_2"),
     edit("ln_f in place of ln_1", "gpt2_values", "block.attn.c_attn(block.ln_1(hidden))",
          "block.attn.c_attn(base.ln_f(hidden))", "test_head_vectors", "made from the model's ln_f"),
+    edit("a head's columns strided", "gpt2_values",
+         "return tuple(third[:, head * size:(head + 1) * size].numpy() for third in thirds)",
+         "return tuple(third.reshape(len(third), size, -1)[:, :, head].numpy() for third in thirds)",
+         "test_head_vectors", "every n_head-th column"),
+    rewrite("ids given a batch axis in place", "gpt2_values", """
+def head_vectors(model, input_ids, layer, head):
+    ids = np.asarray(input_ids)
+    ids.shape = (1, -1)  # a batch of one: reshaped where the caller keeps its ids, when they are an array
+    base = getattr(model, "transformer", model)
+    width = model.config.n_embd
+    size = width // model.config.n_head
+    with torch.no_grad():
+        block = base.h[layer]
+        hidden = base(torch.as_tensor(ids), output_hidden_states=True).hidden_states[layer][0]
+        thirds = block.attn.c_attn(block.ln_1(hidden)).split(width, dim=-1)
+    return tuple(third[:, head * size:(head + 1) * size].numpy() for third in thirds)
+""", "test_arguments_unchanged", "changed its argument `input_ids` in place"),
     edit("keys and values swapped", "gpt2_values", "for third in thirds)", "for third in (thirds[0], thirds[2], thirds[1]))",
          "test_head_vectors", "in that order"),
     edit("keys mixed instead of values", "gpt2_values",

@@ -68,7 +68,8 @@ def attention_patterns(model, tokenizer, text: str) -> tuple[list[str], np.ndarr
 
 
 # The slips a recomputation of a head makes most, each as what it feeds c_attn, for the checks' hints.
-SLIPS = ("c_attn's bias left out", "ln_2 in place of ln_1", "ln_f in place of ln_1", "ln_1 skipped")
+SLIPS = ("c_attn's bias left out", "ln_2 in place of ln_1", "ln_f in place of ln_1", "ln_1 skipped",
+         "q, k and v side by side within each head", "a head's columns strided")
 
 
 def slipped_head(model, tokenizer, text: str, layer: int, head: int) -> dict[str, dict[str, np.ndarray]]:
@@ -92,7 +93,13 @@ def slipped_head(model, tokenizer, text: str, layer: int, head: int) -> dict[str
             qkv = normalise(hidden) @ block.attn.c_attn.weight
             if slip != "c_attn's bias left out":
                 qkv = qkv + block.attn.c_attn.bias
-            queries, keys, values = (third[:, columns].double() for third in qkv.split(width, dim=-1))
+            if slip == "q, k and v side by side within each head":  # GPT-NeoX's layout, not GPT-2's
+                queries, keys, values = qkv.reshape(len(qkv), -1, 3, size)[:, head].double().unbind(1)
+            elif slip == "a head's columns strided":  # (T, size, n_head) where GPT-2 has (T, n_head, size)
+                queries, keys, values = (third.reshape(len(qkv), size, -1)[:, :, head].double()
+                                         for third in qkv.split(width, dim=-1))
+            else:
+                queries, keys, values = (third[:, columns].double() for third in qkv.split(width, dim=-1))
             scores = (queries @ keys.T / size**0.5).masked_fill(
                 torch.ones(len(ids[0]), len(ids[0]), dtype=torch.bool).triu(1), -torch.inf)
             slipped[slip] = {"attentions": torch.softmax(scores, dim=-1).numpy(), "queries": queries.numpy(),

@@ -1,4 +1,5 @@
-"""Implementations from the wild (tests/wild.py): right ones keep full marks, unstable ones lose the named check.
+"""Implementations from the wild (tests/wild.py): right ones keep full marks, unstable ones lose the named check,
+flawed ones lose exactly the checks their flaw deserves, each with its verdict.
 
 Each case grades only the modules it replaces, so a failure names the
 implementation, the check and its message.
@@ -7,7 +8,7 @@ implementation, the check and its message.
 import pytest
 
 from helpers import make_submission, run
-from wild import RIGHT, UNSTABLE
+from wild import FLAWED, RIGHT, UNSTABLE
 
 
 def table(result, passed: bool = True) -> str:
@@ -30,8 +31,8 @@ def not_passed(result):
 
 
 def test_the_set_is_big_and_varied():
-    """At least 24 right implementations, every exercise covered, torch in 8 of the numpy exercises' modules."""
-    assert len(RIGHT) >= 24
+    """At least 46 right implementations, every exercise covered, torch in 8 of the numpy exercises' modules."""
+    assert len(RIGHT) >= 46
     covered = {module for files in RIGHT.values() for module in files}
     assert covered == {"softmax", "lookup", "attention", "gpt2_heads", "learning", "gpt2_values"}
     with_torch = [name for name, files in RIGHT.items()
@@ -62,3 +63,15 @@ def test_unstable_answers_lose_the_check_meant_for_them(tmp_path, variant):
     if variant.only:
         others = [entry for entry in not_passed(result) if entry[0] != variant.check]
         assert not others, f"{variant.name} must lose {variant.check} alone:\n{table(result)}"
+
+
+@pytest.mark.parametrize("flawed", FLAWED, ids=[f.name for f in FLAWED])
+def test_flawed_answers_lose_what_their_flaw_deserves(tmp_path, flawed):
+    result = run(make_submission(tmp_path / "s", files=flawed.files), list(flawed.files))
+    lost = {}
+    for check, case, outcome, message in not_passed(result):
+        lost.setdefault(check, []).append(message or "")
+    assert set(lost) == set(flawed.loses), f"{flawed.name} lost other checks than its flaw's:\n{table(result)}"
+    for check, fragment in flawed.loses.items():
+        assert any(fragment in message for message in lost[check]), (
+            f"{flawed.name} failed {check}, but no message says {fragment!r}:\n{table(result, passed=False)}")

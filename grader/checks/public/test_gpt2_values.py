@@ -173,6 +173,24 @@ def test_value_contributions(submission, truths, model, layer, head, position):
                 "value vector (np.linalg.norm along axis 1), and divide these sizes by their sum.")
 
 
+@pytest.mark.points(1)
+@pytest.mark.parametrize("kind", ["array", "list"])
+def test_arguments_unchanged(submission, truths, kind):
+    """head_vectors, head_output and value_contributions leave the ids they are given as they were."""
+    truth, spec = truths["standard"], MODELS["standard"]
+    for name, where in [("head_vectors", (1, 2)), ("head_output", (1, 2)), ("value_contributions", (1, 2, 7))]:
+        ids = np.array(truth["ids"]) if kind == "array" else list(truth["ids"])
+        value, after = getattr(submission.gpt2_values, name).arguments_after(spec, ids, *where)
+        judge.unchanged({"input_ids": ids}, after[1:2], f"{name}(model, ids as a {kind}, ...)")
+        # About the arguments: the value need only have the shape of its answer.
+        if name == "value_contributions":
+            judge.expect(judge.array(value, f"{name}(...)").shape == (len(ids),),
+                         f"besides leaving the ids alone, {name} returns one share per token.")
+        else:
+            head_array(value[0] if name == "head_vectors" and isinstance(value, (tuple, list)) else value,
+                       f"{name}(...)", truth)
+
+
 # -- the lesson's claim, on GPT-2 small when its weights are here ------------------------
 
 
