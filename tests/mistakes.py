@@ -445,6 +445,15 @@ def answer_slope(query, keys, values, sharpness):
     here = soft_answer(float(query), keys, values, sharpness).item()
     return here, (soft_answer(float(query) + step, keys, values, sharpness).item() - here) / step
 """, "test_answer_slope_lesson", "a forward difference with a step of 0.001"),
+    # A hang is told it is one only after it has computed for its whole limit twice, the second time on a fresh
+    # worker: right code on a busy machine is not (tests/engine/test_clock.py).
+    rewrite("a descent that never stops", "learning", """
+def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
+    step = 0
+    while step != steps:  # step grows by 3 and never equals 200: the loop goes on for ever
+        step += 3
+    return start, []
+""", "test_fit_recovers_sharpness", "is there a loop that never ends"),
     rewrite("Adam in place of the docstring's descent", "learning", """
 def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
     answers = torch.as_tensor(answers, dtype=torch.float64)

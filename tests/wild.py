@@ -702,8 +702,8 @@ import torch.nn.functional as F
 
 
 def _mask_in_half(n):
-    # The mask is 0s and 1s, exact in any precision: built in float16, as a mixed-precision model would.
-    return torch.ones(n, n, dtype=torch.float16).tril() > 0.5
+    # The mask is 0s and 1s, exact in any precision: built in bfloat16, as a mixed-precision model would.
+    return torch.ones(n, n, dtype=torch.bfloat16).tril() > 0.5
 
 
 def attend(query, keys, values):
@@ -1896,8 +1896,11 @@ RIGHT: dict[str, dict[str, str]] = {
     "attention: numpy einsum, -inf written in place, np.tri": {"attention": ATTENTION_EINSUM_NUMPY},
     "attention: plain loops over queries and keys": {"attention": ATTENTION_LOOPS},
     "attention: einops-style einsum with named axes": {"attention": ATTENTION_EINOPS_STYLE},
-    # float16 on the CPU: needs the worker to read the CPU's description (issue 27, class 2, confine.py).
-    "attention: float32, the causal mask made in float16": {"attention": ATTENTION_HALF_PRECISION_MASK},
+    "attention: float32, the causal mask made in bfloat16": {"attention": ATTENTION_HALF_PRECISION_MASK},
+    "attention: float32, the mask through float16 and back (needs the CPU's description)": {
+        "attention": ATTENTION_HALF_PRECISION_MASK.replace(
+            "torch.ones(n, n, dtype=torch.bfloat16).tril() > 0.5",
+            "torch.ones(n, n, dtype=torch.float16).tril().to(torch.float32) > 0.5")},
     "attention: torch.func.vmap of one query's attention": {"attention": ATTENTION_TORCH_FUNC_VMAP},
     "gpt2_heads: Hugging Face output_attentions, a hook on attn.c_attn": {"gpt2_heads": HEADS_HUGGING_FACE_HOOKS},
     "gpt2_heads: TransformerLens-style einsum over W_Q and W_K": {"gpt2_heads": HEADS_TRANSFORMER_LENS},
@@ -1922,6 +1925,12 @@ RIGHT: dict[str, dict[str, str]] = {
         "gpt2_values": VALUES_FUNCTIONAL_CALL_PRE_HOOK},
     "gpt2_values: nanoGPT's CausalSelfAttention, view and transpose": {"gpt2_values": VALUES_NANOGPT},
 }
+
+# Right answers whose float16 arithmetic on the CPU makes torch read the CPU's description first: in a confined
+# worker that raises "Failed to initialize cpuinfo!" until the worker may read those system files (issue 27,
+# class 2, grader/engine/confine.py). tests/checks/test_wild.py expects them to fail until then, without
+# insisting (xfail, not strict): right answers the confinement still refuses.
+NEEDS_CPU_DESCRIPTION = ["attention: float32, the mask through float16 and back (needs the CPU's description)"]
 
 # Right answers that compute slowly or pay a one-time cost in their first call: graded on a busy machine too
 # (tests/engine/test_clock.py).
@@ -2003,7 +2012,7 @@ FLAWED = [
     Flawed("softmax: picoGPT's, shifted by the first score instead of the largest",
            {"softmax": _replaced(SOFTMAX_PICOGPT, "np.max(x, axis=axis, keepdims=True)",
                                  "np.take(x, [0], axis=axis)")},
-           {"test_large_scores": "any score but the largest"}),
+           {"test_large_scores": "any score but the largest", "test_minus_infinity_gets_zero": "the first score"}),
     Flawed("softmax: in place, on the caller's array (integer scores cannot take it either)",
            {"softmax": '''import numpy as np
 

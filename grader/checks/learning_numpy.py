@@ -18,6 +18,7 @@ import numpy as np
 from grader.lesson import lesson
 
 BEDROOMS, PRICES = np.array(lesson.BEDROOMS), np.array(lesson.PRICES)
+NINE_QUERIES = np.arange(1.0, 5.01, 0.5)  # 1, 1.5, ..., 5: the queries the fits are made on
 
 
 def soft_answers(queries, sharpness, keys=BEDROOMS, values=PRICES):
@@ -146,3 +147,24 @@ def other_rule(losses, sharpness: float, queries, answers, start: float, steps: 
         if distinct and np.isclose(sharpness, end, rtol=1e-6, atol=0):
             return words
     return None
+
+
+def rule_hint(sharpness, losses, answers, start=0.1, steps=200, lr=5e-4) -> str | None:
+    """"That is what Adam gives...", when another optimiser's descent explains the fit (see RULES)."""
+    rule = other_rule(losses, sharpness, NINE_QUERIES, answers, start, steps, lr)
+    return f"That is what {rule} gives. The docstring's descent steps by lr times the gradient." if rule else None
+
+
+def recovery_hint(sharpness, losses, answers, truth, start) -> str:
+    """Why a fit did not end at the sharpness that made its answers: the likeliest cause first."""
+    if rule := rule_hint(sharpness, losses, answers, start):
+        return rule
+    if np.isclose(sharpness, np.log(truth), atol=0.005):
+        return f"That is the logarithm of {truth:g}: return log_sharpness.exp()."
+    if np.isclose(sharpness, start):
+        return "It never moved from the start: does the gradient reach log_sharpness, and do you step with it?"
+    if sharpness > 10:
+        return ("A step too large threw it onto the flat part, where the soft lookup has become the nearest one and "
+                "the slope is almost 0. Is the loss the mean (not the sum), and do you step in the logarithm, with "
+                "the given learning rate?")
+    return "Follow the docstring's steps: the mean squared error, backward, a step against the gradient."

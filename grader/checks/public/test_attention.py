@@ -43,10 +43,18 @@ def sdpa(submission, Q, K, V, mask=None):
 
 
 def expect_follow_scores(weights, scores, what="the weights"):
-    """The anchor of the property checks: a key with a higher score gets more weight (equal weights fail)."""
+    """The anchor of the property checks: a key with a higher score gets more weight, and every key within reach of
+    the best some weight (equal weights fail, and so do one-hot weights: a hard lookup)."""
+    scores = np.asarray(scores, dtype=float)
     judge.expect(judge.ranked_like(weights, scores),
-                 f"{what} {judge.show(weights)} do not follow the scores {judge.show(np.asarray(scores))}: a key "
+                 f"{what} {judge.show(weights)} do not follow the scores {judge.show(scores)}: a key "
                  "whose dot product with the query is higher must get more weight.")
+    with np.errstate(invalid="ignore"):  # -inf - -inf in a row that allows nothing: not a row of these checks
+        within = scores - np.max(scores, axis=-1, keepdims=True) > -80  # exp(-80) is a float32 number yet
+    judge.expect(np.all(np.asarray(weights)[within] > 0),
+                 f"{what} {judge.show(weights)} give some keys a weight of exactly 0 though their scores "
+                 f"{judge.show(scores)} are within 80 of the best: softmax gives every allowed key a share, however "
+                 "small. Is all the weight put on the best key (a hard lookup)?")
 
 
 def random_qkv(seed, m=4, n=5, d=8, dv=3):
@@ -69,6 +77,11 @@ def test_two_number_example(submission):
                 "product, query . key.")
     judge.close(weights, LESSON_WEIGHTS, "the weights over The/cat/sat/on/the", atol=6e-5, rtol=0,
                 hint=f"You gave {judge.percent(weights)}. {hint}")
+    action = np.array([0.3, 1.4])  # the same keys asked for an action instead of a thing: "sat" leads
+    _, weights = attend(submission, action)
+    expected = np.exp(KEYS @ action) / np.exp(KEYS @ action).sum()
+    judge.close(weights, expected, "the weights over The/cat/sat/on/the for the query (0.3, 1.4)", atol=1e-6,
+                hint=f"You gave {judge.percent(weights)}; dot products then softmax give {judge.percent(expected)}.")
 
 
 @pytest.mark.points(2)
@@ -83,6 +96,11 @@ def test_output_mixes_values(submission):
     judge.close(output, weights @ VALUES, "the output", atol=1e-6,
                 hint="The output is sum over j of weights[j] * values[j] (weights @ values).")
     expect_follow_scores(weights, KEYS @ QUERY)
+    Q, K, V = random_qkv(10, d=2)  # and for a query of the judge's own
+    output, weights = attend(submission, Q[0], K, V)
+    judge.close(output, weights @ V, "the output for a random query", atol=1e-6,
+                hint="The output is sum over j of weights[j] * values[j] (weights @ values).")
+    expect_follow_scores(weights, K @ Q[0])
 
 
 @pytest.mark.points(1)
@@ -273,6 +291,12 @@ def test_long_queries(submission, function):
     """Queries 400 times as long as usual give finite weights: nearly all on the best-matching key allowed."""
     mask = None
     if function == "attend":
+        tie = judge.pair(submission.attention.attend(400 * np.ones(2), KEYS, VALUES), "attend(400 x (1, 1), ...)")[1]
+        scores = KEYS @ (400 * np.ones(2))  # "cat" and "sat" score 760 each: half the weight each
+        judge.close(judge.finite(tie, "the weights of attend(400 x (1, 1), ...)", cause=overflow_cause(
+            submission, scores) if not finite(tie) else ""), judge.all_on_the_best(scores),
+            "the weights of attend(400 x (1, 1), ...)", atol=1e-6,
+            hint="\"cat\" and \"sat\" score 760 each, far above the rest: half the weight each.")
         query = 400 * QUERY
         scores, what = KEYS @ query, "attend(400 x the lesson's query, ...)"
         output, weights = judge.pair(submission.attention.attend(query, KEYS, VALUES), what)
@@ -302,6 +326,7 @@ def test_long_queries(submission, function):
     expected = judge.all_on_the_best(scores)
     judge.close(weights, expected, f"the weights of {what}", atol=1e-6,
                 hint="A long query is a sharp lookup: the best-matching key takes almost everything.")
+    expect_follow_scores(weights, scores, f"the weights of {what}")
     judge.close(judge.finite(output, f"the output of {what}", cause=cause), expected @ values,
                 f"the output of {what}", atol=1e-6)
 

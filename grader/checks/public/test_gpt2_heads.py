@@ -306,14 +306,18 @@ def test_arguments_unchanged(submission, kit, kind):
     ids = np.array(ids) if kind == "arrays" else list(ids)
     share, after = submission.gpt2_heads.attention_share.arguments_after(tokens, pattern, "it", "cat")
     judge.unchanged({"tokens": tokens, "pattern": pattern}, after[:2], "attention_share(tokens, pattern, 'it', 'cat')")
-    judge.expect(judge.number(share, "attention_share(...)") in np.ravel(pattern),
-                 "besides leaving its arguments alone, attention_share returns one entry of the pattern.")
+    judge.close(judge.number(share, "attention_share(...)"), pattern[7, 1], "attention_share(tokens, pattern, 'it', "
+                "'cat')", atol=1e-12, rtol=0, hint="Besides leaving its arguments alone, it reads the pattern at the "
+                "row of 'it' and the column of 'cat'.")
     recomputed, after = submission.gpt2_heads.recompute_head_pattern.arguments_after(
         TINY.without_attentions(), ids, 1, 2)
     judge.unchanged({"input_ids": ids}, after[1:2], f"recompute_head_pattern(model, ids as {kind}, 1, 2)")
     recomputed = judge.array(recomputed, "recompute_head_pattern(...)", shape=(len(ids), len(ids)))
-    judge.expect(np.allclose(recomputed.sum(axis=1), 1, atol=TOLERANCE) and np.all(np.triu(recomputed, 1) == 0),
-                 "besides leaving the ids alone, recompute_head_pattern returns causal weights whose rows sum to 1.")
+    causal = np.tri(len(ids), dtype=bool)
+    judge.expect(np.allclose(recomputed.sum(axis=1), 1, atol=TOLERANCE) and np.all(recomputed[~causal] == 0) and
+                 np.all(recomputed[causal] > 0) and not np.allclose(recomputed[-1], recomputed[-1, 0]),
+                 "besides leaving the ids alone, recompute_head_pattern returns a softmax of each row's scores: "
+                 "causal, every earlier token some weight, rows summing to 1.")
 
 
 # -- the lesson's claims, on GPT-2 small when its weights are here ------------------------

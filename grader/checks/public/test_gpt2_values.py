@@ -184,8 +184,11 @@ def test_arguments_unchanged(submission, truths, kind):
         judge.unchanged({"input_ids": ids}, after[1:2], f"{name}(model, ids as a {kind}, ...)")
         # About the arguments: the value need only have the shape of its answer.
         if name == "value_contributions":
-            judge.expect(judge.array(value, f"{name}(...)").shape == (len(ids),),
-                         f"besides leaving the ids alone, {name} returns one share per token.")
+            shares, position = judge.array(value, f"{name}(...)"), where[-1]
+            judge.expect(shares.shape == (len(ids),) and np.isclose(shares.sum(), 1) and np.all(
+                shares[:position + 1] > 0) and np.all(shares[position + 1:] == 0) and not np.allclose(
+                shares[:position + 1], shares[0]), f"besides leaving the ids alone, {name} returns shares: one per "
+                "token, every token up to the position some of it, summing to 1.")
         else:
             head_array(value[0] if name == "head_vectors" and isinstance(value, (tuple, list)) else value,
                        f"{name}(...)", truth)

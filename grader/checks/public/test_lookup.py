@@ -133,6 +133,11 @@ def test_lesson_table(submission):
     if np.isclose(answer, keys_mix, atol=1e-6):
         hint = "That is the weighted average of the *keys* (bedrooms); average the values (prices) instead."
     judge.close(answer, LESSON_ANSWER, "the answer for query 3", atol=1e-3, rtol=0, hint=hint)
+    answer, weights = soft(submission, 4.3, 0.8)  # beyond the lesson's example: weights the judge computes
+    scores = -0.8 * (4.3 - np.array(BEDROOMS)) ** 2
+    expected = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()
+    judge.close(weights, expected, "the weights for query 4.3, sharpness 0.8", atol=1e-6,
+                hint=f"You gave {judge.percent(weights)}; scores then softmax give {judge.percent(expected)}.")
     answer, weights = soft(submission, 3, 1.5, [int(key) for key in BEDROOMS], [int(price) for price in PRICES])
     judge.close(answer, LESSON_ANSWER, "the answer for query 3 with integer keys and prices", atol=1e-3, rtol=0,
                 hint="Integer queries, keys and prices are numbers like any other: turn them into floats first.")
@@ -260,23 +265,47 @@ def test_many_queries(submission):
         expect_closer_keys_weigh_more(weights[row], float(query), sharpness=1.5)
 
 
+# A 25-bedroom house sold for £900k: query 15 then lies 10 from keys 5 and 25 alike, far from both; a -30 (a
+# typo, say) at £40k leaves query -14.5 15.5 from keys -30 and 1.
+MANSION = (BEDROOMS + [25.0], PRICES + [900.0])
+SHARP_AND_FAR = {"sharp": [(3.0, 1000.0, BEDROOMS, PRICES)],
+                 "far": [(20.0, 10.0, BEDROOMS, PRICES), (15.0, 10.0, *MANSION)],
+                 "far-below": [(-15.0, 10.0, BEDROOMS, PRICES), (-14.5, 10.0, [-30.0] + BEDROOMS, [40.0] + PRICES)]}
+
+
+def underflow_cause(submission, scores) -> str:
+    """Why weights of ``scores`` are NaN: the learner's softmax, tried on them, says whether it is the cause."""
+    try:
+        theirs = np.asarray(submission.softmax.softmax(scores), dtype=float)
+    except (SubmissionError, TypeError, ValueError):
+        theirs = None
+    if theirs is not None and theirs.shape == scores.shape and not np.all(np.isfinite(theirs)):
+        return (f"The scores here are {judge.show(scores, 0)}, and your softmax (exercise 1) itself gives NaN for them: "
+                "there, subtract the largest score (not the first one), and this follows.")
+    return (f"The scores here are {judge.show(scores, 0)}: exp() of every one of them underflows to 0, and 0/0 is "
+            "NaN. Dividing exp(score) by its sum is softmax without its safety step: pass the scores to your softmax, "
+            "which subtracts the largest score first, so the best key's exp() is exactly 1.")
+
+
 @pytest.mark.points(2)
-@pytest.mark.parametrize("query,sharpness", [(3.0, 1000.0), (20.0, 10.0), (-15.0, 10.0)])
-def test_very_sharp_and_far_queries(submission, query, sharpness):
+@pytest.mark.parametrize("lookups", SHARP_AND_FAR.values(), ids=SHARP_AND_FAR.keys())
+def test_very_sharp_and_far_queries(submission, lookups):
     """A very sharp lookup, or a query far from every key, still answers: all the weight on the nearest key(s)."""
-    what = f"soft_lookup({query:g}, ..., sharpness={sharpness:g})"
-    scores = -sharpness * (query - np.array(BEDROOMS)) ** 2
-    answer, weights = judge.pair(submission.lookup.soft_lookup(query, BEDROOMS, PRICES, sharpness), what,
-                                 "(answer, weights)")
-    weights = judge.finite(weights, f"the weights of {what}", shape=(len(BEDROOMS),), cause=(
-        f"The scores here are {judge.show(scores, 0)}: exp() of every one of them underflows to 0, and 0/0 is "
-        "NaN. Dividing exp(score) by its sum is softmax without its safety step: pass the scores to your softmax, "
-        "which subtracts the largest score first, so the best key's exp() is exactly 1."))
-    expected = judge.all_on_the_best(scores)  # the runner-up trails by hundreds: exp() of that is below 1e-100
-    judge.close(weights, expected, f"the weights of {what}", atol=1e-6,
-                hint="Only the nearest key (or the two equally near) should get weight.")
-    judge.close(judge.number(answer, f"the answer of {what}"), float(expected @ PRICES), f"the answer of {what}",
-                atol=1e-3, rtol=0, hint="The answer is sum(weights * values).")
+    for query, sharpness, keys, values in lookups:
+        what = f"soft_lookup({query:g}, ..., sharpness={sharpness:g})"
+        if keys is not BEDROOMS:
+            what = f"soft_lookup({query:g}, keys {keys}, prices {values}, sharpness={sharpness:g})"
+        scores = -sharpness * (query - np.array(keys)) ** 2
+        answer, weights = judge.pair(submission.lookup.soft_lookup(query, keys, values, sharpness), what,
+                                     "(answer, weights)")
+        weights = judge.array(weights, f"the weights of {what}", shape=(len(keys),), finite=False)
+        if not np.all(np.isfinite(weights)):
+            judge.finite(weights, f"the weights of {what}", cause=underflow_cause(submission, scores))
+        expected = judge.all_on_the_best(scores)  # the runner-up trails by hundreds: exp() of that is below 1e-100
+        judge.close(weights, expected, f"the weights of {what}", atol=1e-6,
+                    hint="Only the nearest key (or the two equally near) should get weight.")
+        judge.close(judge.number(answer, f"the answer of {what}"), float(expected @ values), f"the answer of {what}",
+                    atol=1e-3, rtol=0, hint="The answer is sum(weights * values).")
 
 
 # Every kind of input the docstrings allow: a number or an array of queries, lists or arrays of records, integers.
