@@ -63,9 +63,11 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     nearly one-hot before training has even started.
 
     ``mask`` (optional) is a boolean array of the scores' shape, ``True``
-    where query ``i`` may attend to key ``j``. A forbidden pair must get a
-    weight of exactly 0: give it a score of ``-inf`` before softmax. Every
-    row must allow at least one key.
+    where query ``i`` may attend to key ``j`` (not a float mask of 0 and
+    ``-inf`` to add to the scores, as some libraries use). A forbidden pair
+    must get a weight of exactly 0: give it a score of ``-inf`` before
+    softmax, even where its score is the row's largest. Every row must allow
+    at least one key.
 
     Example with ``d_k = 4``: a query equal to a key that has entries of 1
     scores ``4 / sqrt(4) = 2`` against it, not 4.

@@ -13,8 +13,9 @@ pattern from the model's own weights, to see that there is nothing more to
 it than ``softmax(q . k / sqrt(d))`` with the future masked.
 
 Your functions get a ``model`` and its ``tokenizer``. The checks use a small
-GPT-2 with random weights, so its patterns mean nothing; the same code runs
-unchanged on GPT-2 small, where they do.
+GPT-2 with random weights (biases and layer norms included), so its patterns
+mean nothing; the same code runs unchanged on GPT-2 small, where they do.
+The tokens, patterns and ids your functions are given stay as they were.
 """
 
 import numpy as np
@@ -56,10 +57,10 @@ def attention_share(tokens, pattern, from_token, to_token):
     """How much weight ``from_token`` puts on ``to_token``: one number of ``pattern``.
 
     That is ``pattern[row of from_token, column of to_token]``. Tokens are
-    matched without GPT-2's space marker, on both sides: "it", " it" and
-    "Ġit" all name the token "Ġit". Case counts: "The" and "the" are
-    different tokens. When a token occurs more than once, the first one
-    counts, for the row and for the column alike.
+    matched whole, without GPT-2's space marker, on both sides: "it", " it"
+    and "Ġit" all name the token "Ġit", and "cat" is not "Ġcats". Case
+    counts: "The" and "the" are different tokens. When a token occurs more
+    than once, the first one counts, for the row and for the column alike.
 
     Example::
 

@@ -7,9 +7,9 @@ An estate agent kept the prices of four sold houses, keyed by bedrooms:
 
 A client asks about a 3-bedroom house: the query is 3. Each function below
 answers that question in its own way. They take ``keys`` and ``values`` as
-lists or 1-D arrays of the same length, in the order given, and leave the
-arrays they are given unchanged (the caller still needs them: compute new
-arrays, never ``keys -= query``).
+lists or 1-D arrays of the same length, in the order given, of integers or
+floats (queries too), and leave the arrays they are given unchanged (the
+caller still needs them: compute new arrays, never ``keys -= query``).
 """
 
 import numpy as np
@@ -80,7 +80,8 @@ def soft_lookup(query, keys, values, sharpness=1.0):
     Args:
         query: a number, or a 1-D array of several queries.
         keys, values: 1-D sequences of the same length.
-        sharpness: how strongly the distance counts (>= 0).
+        sharpness: how strongly the distance counts (>= 0; at 0 every key
+            gets the same weight); 1.0 when it is not given.
 
     Returns:
         For a number: ``(answer, weights)`` with a float answer and weights

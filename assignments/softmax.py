@@ -42,7 +42,8 @@ def softmax(x, axis=-1):
       caller's array.
 
     Args:
-        x: array of scores, any shape.
+        x: scores of any shape, as an array or a (nested) list, integers
+            or floats (the example above works with ``[2, 1, 0]`` too).
         axis: the axis along which the weights must sum to 1 (default: last).
 
     Returns:

@@ -16,7 +16,7 @@ of that output comes from each token. ``head_output`` and
 
 The checks use the tiny GPT-2s of exercise 4 (4 heads of size 16, and 6
 heads of size 8); the same code runs unchanged on GPT-2 small (12 heads of
-size 64).
+size 64). The ids your functions are given stay as they were.
 """
 
 import numpy as np

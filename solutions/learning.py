@@ -15,8 +15,10 @@ exercise 2 is no use here: you write it again in torch, in a few lines, as
 ``soft_answer``. Work in float64 (``dtype=torch.float64``): the fits below
 are measured to a millionth, finer than float32 rounding is comfortable with.
 
-The house records of exercise 2 again, keys = bedrooms, values = prices in
-thousands of pounds:
+Every function leaves the arrays and lists it is given as they were (a
+tensor made by ``torch.as_tensor`` shares a numpy array's memory: writing
+into it writes into the caller's array). The house records of exercise 2
+again, keys = bedrooms, values = prices in thousands of pounds:
 
     bedrooms (key)   1     2     4     5
     price (value)   150   210   340   420
@@ -160,7 +162,9 @@ def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4)
        against the gradient: ``log_sharpness -= lr * log_sharpness.grad``
        (inside ``with torch.no_grad():``), and set the gradient back to
        zero (``log_sharpness.grad.zero_()``): torch adds new gradients to
-       old ones until you do. ``torch.optim.SGD`` does the same.
+       old ones until you do. ``torch.optim.SGD`` (without momentum) does
+       the same; Adam, momentum or LBFGS take other steps, and the checks
+       compare the losses step by step with this descent.
     3. Return the final sharpness as a float and the list of losses:
        ``losses[0]`` is the loss at ``start``, before any step, and there
        are ``steps`` of them.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
 import os
 import shutil
@@ -142,6 +143,25 @@ def exercise_score(result, module: str) -> tuple[float, float]:
         if exercise.name == module:
             return exercise.score, exercise.max_score
     raise KeyError(module)
+
+
+@contextlib.contextmanager
+def cpu_hog(per_core: int = 4):
+    """A busy machine for the duration: ``per_core`` busy loops per core, each in a session of its own.
+
+    Each loop needs its own session: Linux's scheduler shares the processor out
+    per session (autogroups) where that is on, and loops started in one session
+    would together take no more than one worker does.
+    """
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+            for _ in range(per_core * (os.cpu_count() or 1))]
+    try:
+        yield hogs
+    finally:
+        for hog in hogs:
+            hog.kill()
+        for hog in hogs:
+            hog.wait()
 
 
 # -- the commands, as a learner or an instructor runs them ---------------------------------------------

@@ -11,7 +11,9 @@ sent, so the judge sends a :class:`ModelSpec` and the worker builds the model
 (see :mod:`grader.lesson.models`).
 
 Messages are length-prefixed JSON on a stream socket. The judge reads them
-with :func:`receive`, which holds the whole read to one deadline, refuses a
+with :func:`receive`, which holds the whole read to one deadline (a moment
+on the monotonic clock, or a :class:`Deadline` such as a call's meter of the
+worker's CPU time, :mod:`grader.engine.clock`), refuses a
 message larger than it allows before reading it, and refuses one whose
 nesting or number of items would cost the judge far more memory than its
 size, before decoding it.
@@ -26,12 +28,23 @@ import struct
 import sys
 import time
 from dataclasses import asdict, dataclass, replace
+from typing import Protocol
 
 import numpy as np
 
 # Numeric dtype kinds only: bool, signed, unsigned, float, complex.
 _NUMERIC_KINDS = "biufc"
 MAX_ARRAY_BYTES = 64 * 2**20
+
+
+class Deadline(Protocol):
+    """A deadline that moves with something other than the clock on the wall: it says how long is left."""
+
+    def left(self) -> float:
+        """Seconds left (0 or less: the time is up)."""
+
+
+POLL = 0.1  # seconds between two looks at a Deadline while no byte arrives
 
 
 class EncodingError(Exception):
@@ -225,8 +238,9 @@ def send(sock: socket.socket, *messages) -> None:
     sock.sendall(b"".join(frames))
 
 
-def receive(sock: socket.socket, deadline: float | None, max_bytes: int):
-    """The next message; TimeoutError past ``deadline`` (time.monotonic; None waits), EOFError if the peer closed.
+def receive(sock: socket.socket, deadline: float | Deadline | None, max_bytes: int):
+    """The next message; TimeoutError past ``deadline`` (time.monotonic, or a Deadline; None waits), EOFError if the
+    peer closed.
 
     Raises EncodingError for a message that is too large, too deep or too
     many items, or is not JSON, without building it.
@@ -238,7 +252,7 @@ def receive(sock: socket.socket, deadline: float | None, max_bytes: int):
     return _decoded(_read_exactly(sock, size, deadline))
 
 
-def receive_or_skip(sock: socket.socket, deadline: float | None, max_bytes: int):
+def receive_or_skip(sock: socket.socket, deadline: float | Deadline | None, max_bytes: int):
     """``(message, size)``: the next message, or None in its place when it is over ``max_bytes``.
 
     An oversized message is read and dropped in small pieces (within the
@@ -263,19 +277,19 @@ def _decoded(body: bytearray):
         raise EncodingError("sent a message that is not JSON") from None
 
 
-def _read_exactly(sock: socket.socket, size: int, deadline: float | None) -> bytearray:
+def _read_exactly(sock: socket.socket, size: int, deadline: float | Deadline | None) -> bytearray:
     buffer = bytearray(size)
     view, got = memoryview(buffer), 0
     while got < size:
         if deadline is not None:
-            remaining = deadline - time.monotonic()
+            remaining = deadline - time.monotonic() if isinstance(deadline, (int, float)) else deadline.left()
             if remaining <= 0:
                 raise TimeoutError
-            sock.settimeout(remaining)
+            sock.settimeout(remaining if isinstance(deadline, (int, float)) else min(remaining, POLL))
         try:
             count = sock.recv_into(view[got:])
         except socket.timeout:
-            raise TimeoutError from None
+            continue  # the top of the loop says whether the time is up
         if count == 0:
             raise EOFError
         got += count

@@ -42,7 +42,7 @@ class SubmissionError(Exception):
         if self.kind == "not_implemented":
             return f"{name} is not implemented yet (it still raises NotImplementedError)."
         if self.kind == "timeout":
-            return f"{name} ran past its {self.message} time limit: is there a loop that never ends?"
+            return f"{name} {self.message}"
         if self.kind == "hung":
             verb = "calls" if self.message.endswith("()") else "imports"
             return (f"{name} was stopped{place}: it {verb} {self.message}, which ran past its time limit earlier "

@@ -15,10 +15,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-# Seconds that all the calls of one submission may take together. The reference solutions' calls take 2.4 s for
-# all six exercises on an idle 2-core machine and 5 to 8 s on a busy one (0.14 to 0.7 s for the three numpy
-# ones): 150 s leaves room for a loaded machine and for slow but honest code, and bounds a submission whose every
-# call stops just short of its limit (about 440 calls) to minutes instead of an hour.
+# Seconds that all the calls of one submission may take together, counted as each call's limit is (its CPU time,
+# or its own waiting where that is longer; see grader.engine.clock), so a busy machine does not spend it. The
+# reference solutions' calls take 2.4 s for all six exercises on an idle 2-core machine (0.14 to 0.7 s for the
+# three numpy ones): 150 s leaves room for slow but honest code and a hang or two, and bounds a submission whose
+# every call stops just short of its limit (about 440 calls) to minutes instead of an hour.
 TIME_BUDGET = 150.0
 MEMORY_LIMIT = 2048.0  # MB a learner's worker may use
 
@@ -26,7 +27,8 @@ DECLARED: dict[str, dict] = {  # option -> argparse keywords (the flag is --opti
     "solutions": dict(type=Path, metavar="DIR",
                       help="reference solutions for the hidden checks (default: the kit's solutions/)"),
     "time_limit": dict(type=float, metavar="SECONDS",
-                       help="wall time per call into the learner's code (default: 5; 30 for GPT-2)"),
+                       help="CPU time per call into the learner's code, however busy the machine; a call may wait (sleep, "
+                            "block) twice as long (default: 5; 30 for GPT-2)"),
     "memory_limit": dict(type=float, metavar="MB", help=f"memory the learner's code may use (default {MEMORY_LIMIT:g})"),
     "time_budget": dict(type=float, metavar="SECONDS",
                         help=f"all calls into one submission's code together (default {TIME_BUDGET:g}); once it is "

@@ -4,16 +4,18 @@ A :class:`Slot` is what ``submission.lookup`` becomes for one learner (or for
 the reference): it starts a worker forked from a fork server
 (:mod:`grader.engine.servers`), confined unless the code is the kit's, sends
 one request at a time and trusts nothing that comes back. The whole exchange
-of a call is held to its time limit (a worker that sends half a message and
-sleeps is killed like one that loops), every message is size- and
-shape-checked before it is decoded, and every field is validated and capped
-here, whatever the worker was left with: it runs learner code, which can
-change its own caps.
+of a call is held to its time limit, in the worker's CPU time with a backstop
+for waiting (:mod:`grader.engine.clock`: a busy machine does not count
+against the learner; a worker that sends half a message and sleeps is
+stopped like one that loops), every message is size- and shape-checked
+before it is decoded, and every field is validated and capped here, whatever
+the worker was left with: it runs learner code, which can change its own caps.
 
-A call that runs past its limit kills its worker; the next call gets a fresh
-one, and the function that hung is never called again for that submission,
-not even through the modules that import it (their workers get a stand-in
-for it that says so).
+A call that runs past its limit kills its worker and is run once more, on a
+fresh worker, with up to :data:`ONE_TIME_ALLOWANCE` more for what a first
+call pays once (a library's lazy imports). Past its limit again, it is a hang:
+the function is never called again for that submission, not even through
+the modules that import it (their workers get a stand-in for it that says so).
 """
 
 from __future__ import annotations
@@ -27,19 +29,23 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.engine import codec, registry, servers
+from grader.engine import clock, codec, registry, servers
 from grader.engine.errors import ERROR_KINDS, KitError, SubmissionError, hang_label
 from grader.engine.intake import remove_tree
 from grader.engine.zygote import START_TIMEOUT, ForkServer, ForkServerError
 
 MAX_MESSAGE = 96 * 2**20  # a 64 MB array, base64-encoded, and change
 IMPORT_TIME_LIMIT = 30.0  # seconds to import a module: a library the fork server did not preload (scipy, say) included
+# CPU seconds that the second run of a call that ran past its limit may take on top of it (at most the limit
+# itself): on its fresh worker it pays again what a first call pays once (torch.func's first gradient imports
+# 1.3 s of torch; a first scipy call, its submodules).
+ONE_TIME_ALLOWANCE = 5.0
 MAX_LINES_COUNTED = 10**9  # a worker's count of printed lines, believed up to this
 
 
 @dataclass
 class Limits:
-    time: float = 5.0  # seconds of wall time per call, the whole exchange included
+    time: float = 5.0  # seconds of the worker's CPU time per call, the whole exchange included (see clock)
     memory: int = 2 * 2**30  # bytes the code may allocate on top of the worker's own
     needs: str = "numpy"  # the kind of fork server the worker comes from (servers.SERVER_KINDS)
 
@@ -170,25 +176,23 @@ class Slot:
             remove_tree(self.scratch)
         self.worker = self.scratch = None
 
-    def _exchange(self, op: str, function: str, args, time_limit: float, report_arguments: bool = False) -> dict:
-        """Send one request and return the worker's validated answer, all within ``time_limit``."""
-        if self.worker is None:
-            self.start()
+    def _exchange(self, op: str, function: str, args, meter: clock.Meter, report_arguments: bool = False) -> dict:
+        """Send one request and return the worker's validated answer, all within what ``meter`` allows."""
         self.next_id += 1
         request = {"id": self.next_id, "op": op, "module": self.module, "function": function,
                    "args": codec.to_plain(list(args)), "report_arguments": report_arguments}
-        deadline = time.monotonic() + time_limit
         stage = f"importing {self.module}.py" if op == "import" else f"running {function}()"
         try:
-            self.worker.conn.settimeout(time_limit)
+            self.worker.conn.settimeout(clock.WAITING_FACTOR * meter.limit)  # the worker reads requests itself
             codec.send(self.worker.conn, request)
             # What the call printed comes first, in a message of its own with a small bound: a worker whose
             # cap was raised by learner code has that message dropped, and its answer still counts.
-            printed = codec.receive_or_skip(self.worker.conn, deadline, self.session.output_bytes)
-            answer = codec.receive(self.worker.conn, deadline, MAX_MESSAGE)
+            printed = codec.receive_or_skip(self.worker.conn, meter, self.session.output_bytes)
+            answer = codec.receive(self.worker.conn, meter, MAX_MESSAGE)
         except (TimeoutError, socket.timeout):
+            meter.charge()  # read the clocks before the worker is gone
             self.stop()
-            raise TimeoutError from None
+            raise CallStopped(meter.bound or "waiting") from None
         except (EOFError, ConnectionError, OSError):
             ending = self.worker.ending()
             self.stop()
@@ -228,6 +232,8 @@ class Slot:
         else:
             where = (codec.clean_text(str(where[0]), 100), where[1], codec.clean_text(str(where[2]), 200))
         text = codec.clean_text(str(error.get("message", "")), 2000)
+        if kind == "not_implemented" and not (where and "NotImplementedError" in where[2]):
+            kind, error = "exception", {**error, "type": "NotImplementedError"}  # a library's, not a stub's raise
         if kind == "hung" and text not in {hang_label(module, function) for module, function in self.known_hangs()}:
             kind, error = "exception", {**error, "type": "RanPastItsLimit"}  # not a function the judge stopped
         if kind == "exception":
@@ -281,23 +287,29 @@ class Slot:
     def _run(self, op: str, function: str, args, report_arguments: bool = False):
         label = f"{self.module}.{function}()" if op == "call" else f"importing {self.module}.py"
         time_limit = self.limits.time if op == "call" else max(self.limits.time, IMPORT_TIME_LIMIT)
-        if self.worker is None:  # starting a worker is the kit's work (GPT-2 small from disk included): not timed
-            self.start()
-        left = None if self.trusted else self.session.budget_left()
-        allowed = time_limit if left is None else max(min(time_limit, left), 0.01)
-        started = time.monotonic()
-        try:
-            answer = self._exchange(op, function, args, allowed, report_arguments)
-        except TimeoutError:
-            if allowed < time_limit:  # the budget ran out, not the call's own limit: it is not a hang
-                raise SubmissionError("budget", self.session.budget_spent("was stopped"), label) from None
-            raise SubmissionError("timeout", f"{time_limit:g} s", label) from None
-        except SubmissionError as error:
-            error.label = label
-            raise
-        finally:
-            if not self.trusted:
-                self.session.spent += time.monotonic() - started
+        limit, retry = time_limit, False
+        while True:
+            if self.worker is None:  # starting a worker is the kit's work (GPT-2 small from disk included): not timed
+                self.start()
+                if retry and op == "call":  # a fresh worker imports first, as every fresh worker does
+                    self._run("import", "", ())
+            meter = clock.Meter(self.worker.pid, limit, None if self.trusted else self.session.budget_left())
+            try:
+                answer = self._exchange(op, function, args, meter, report_arguments)
+                break
+            except CallStopped as stopped:
+                if stopped.bound == "budget":  # the budget ran out, not the call's own limit: it is not a hang
+                    raise SubmissionError("budget", self.session.budget_spent("was stopped"), label) from None
+                if retry or op == "import":  # an import is all one-time cost: running it again would not help
+                    overrun = _overrun(stopped.bound, time_limit, retried=retry)
+                    raise SubmissionError("timeout", overrun, label) from None
+                limit, retry = time_limit + min(time_limit, ONE_TIME_ALLOWANCE), True  # once more, on a fresh worker
+            except SubmissionError as error:
+                error.label = label
+                raise
+            finally:
+                if not self.trusted:
+                    self.session.spent += meter.charge()
         if answer["output"]:
             self.session.printed.add(label, answer["output"])
         if "error" in answer:
@@ -315,6 +327,23 @@ class Slot:
         except (codec.EncodingError, KeyError, TypeError, ValueError, RecursionError) as exc:
             raise SubmissionError("encoding", f"returned something the grader cannot read ({exc})", label) from None
 
+
+class CallStopped(Exception):
+    """A call reached one of its meter's bounds: ``bound`` is "computing", "waiting" or "budget"."""
+
+    def __init__(self, bound: str):
+        super().__init__(bound)
+        self.bound = bound
+
+
+def _overrun(bound: str, limit: float, retried: bool) -> str:
+    """What a call (or an import) that ran past its limit did, as :meth:`SubmissionError.explain` tells it."""
+    again = ", and again on a fresh worker" if retried else ""
+    if bound == "waiting":
+        return (f"waited for more than {clock.WAITING_FACTOR * limit:g} s without computing{again} (a sleep, an "
+                "input() or a lock that is never released?): the checks wait for no one")
+    return (f"computed for more than its {limit:g} s time limit (of CPU time, however busy the machine){again}: is "
+            "there a loop that never ends?")
 
 
 def _printed(output: str, lines: int, keep: int) -> str:

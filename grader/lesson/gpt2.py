@@ -67,6 +67,46 @@ def attention_patterns(model, tokenizer, text: str) -> tuple[list[str], np.ndarr
     return readouts["tokens"], readouts["attentions"]
 
 
+# The slips a recomputation of a head makes most, each as what it feeds c_attn, for the checks' hints.
+SLIPS = ("c_attn's bias left out", "ln_2 in place of ln_1", "ln_f in place of ln_1", "ln_1 skipped",
+         "q, k and v side by side within each head", "a head's columns strided")
+
+
+def slipped_head(model, tokenizer, text: str, layer: int, head: int) -> dict[str, dict[str, np.ndarray]]:
+    """One head recomputed with each of :data:`SLIPS`: {slip: {"attentions": (T, T), "queries", "keys", "values"}}.
+
+    A check compares a wrong answer with these to name the slip; on a model
+    whose biases and LayerNorms are random, every one of them differs from
+    the head's true numbers.
+    """
+    ids = tokenizer(text, return_tensors="pt")["input_ids"]
+    base = getattr(model, "transformer", model)
+    block, width = base.h[layer], model.config.n_embd
+    size = width // model.config.n_head
+    columns = slice(head * size, (head + 1) * size)
+    slipped = {}
+    with torch.no_grad():
+        hidden = base(ids, output_hidden_states=True).hidden_states[layer][0]
+        for slip in SLIPS:
+            normalise = {"ln_2 in place of ln_1": block.ln_2, "ln_f in place of ln_1": base.ln_f,
+                         "ln_1 skipped": torch.nn.Identity()}.get(slip, block.ln_1)
+            qkv = normalise(hidden) @ block.attn.c_attn.weight
+            if slip != "c_attn's bias left out":
+                qkv = qkv + block.attn.c_attn.bias
+            if slip == "q, k and v side by side within each head":  # GPT-NeoX's layout, not GPT-2's
+                queries, keys, values = qkv.reshape(len(qkv), -1, 3, size)[:, head].double().unbind(1)
+            elif slip == "a head's columns strided":  # (T, size, n_head) where GPT-2 has (T, n_head, size)
+                queries, keys, values = (third.reshape(len(qkv), size, -1)[:, :, head].double()
+                                         for third in qkv.split(width, dim=-1))
+            else:
+                queries, keys, values = (third[:, columns].double() for third in qkv.split(width, dim=-1))
+            scores = (queries @ keys.T / size**0.5).masked_fill(
+                torch.ones(len(ids[0]), len(ids[0]), dtype=torch.bool).triu(1), -torch.inf)
+            slipped[slip] = {"attentions": torch.softmax(scores, dim=-1).numpy(), "queries": queries.numpy(),
+                             "keys": keys.numpy(), "values": values.numpy()}
+    return slipped
+
+
 def token_ids(tokenizer, text: str) -> list[int]:
     return list(tokenizer(text)["input_ids"])
 

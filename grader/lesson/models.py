@@ -84,6 +84,7 @@ def tiny_model(seed: int = 0, head: str = "lm", shape: str = "standard") -> GPT2
     ``initializer_range=0.2`` (ten times the usual) gives weights large enough
     that every head attends unevenly; at the usual 0.02 the patterns are
     nearly uniform and a wrong implementation could pass a tight tolerance.
+    Every bias and every LayerNorm is random too (:func:`_like_a_trained_one`).
     Eager attention: any other implementation returns no attentions.
     """
     n_layer, n_head, n_embd = lesson.TINY_SHAPES[shape]
@@ -92,7 +93,27 @@ def tiny_model(seed: int = 0, head: str = "lm", shape: str = "standard") -> GPT2
     with torch.random.fork_rng(devices=[]):  # leave the caller's random state alone
         torch.manual_seed(seed)
         model = HEADS[head](config)
+    _like_a_trained_one(getattr(model, "transformer", model), torch.Generator().manual_seed(seed))
     return model.eval()
+
+
+def _like_a_trained_one(model, generator: torch.Generator):
+    """Seeded random biases and LayerNorm parameters, where transformers starts them at 0 (and weight 1).
+
+    A blank GPT-2 cannot tell code that forgets ``c_attn``'s bias, or takes
+    ``ln_2`` or ``ln_f`` in place of ``ln_1``, from code that does not: each
+    of those is the identity (or nothing) at its default. GPT-2 small's are
+    far from it, and now so are the tiny models': every parameter the
+    lesson's recomputation uses changes the answer. Drawn from a generator
+    of their own, so a ``GPT2Model`` and a ``GPT2LMHeadModel`` of one seed
+    share every weight.
+    """
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if name.endswith("bias"):
+                parameter.normal_(0.0, 0.3, generator=generator)
+            elif "ln_" in name and name.endswith("weight"):  # a block's ln_1 and ln_2, the model's ln_f
+                parameter.uniform_(0.5, 1.5, generator=generator)
 
 
 def digest(model) -> str:

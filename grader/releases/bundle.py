@@ -32,8 +32,8 @@ from grader.usage import UsageError
 # The grader package's files that learners get.
 SHIPPED = [
     "__init__.py", "cli.py", "usage.py",
-    *[f"engine/{name}.py" for name in ("__init__", "codec", "confine", "edition", "errors", "ground_truth",
-                                        "inspection", "intake", "judge", "landlock", "notebooks", "options",
+    *[f"engine/{name}.py" for name in ("__init__", "clock", "codec", "confine", "edition", "errors", "ground_truth",
+                                        "inspection", "intake", "judge", "keeper", "landlock", "notebooks", "options",
                                         "plugin", "proxies", "registry", "results", "runner", "seccomp", "servers",
                                         "session", "slot", "worker", "zygote")],
     *[f"reports/{name}.py" for name in ("__init__", "classroom", "gradescope", "html_table", "markup",
@@ -41,7 +41,8 @@ SHIPPED = [
     *[f"warm/{name}.py" for name in ("__init__", "client", "place", "server")],
     *[f"commands/{name}.py" for name in ("__init__", "check", "fetch", "hint")],
     *[f"lesson/{name}.py" for name in ("__init__", "explore", "kernel", "lesson", "models", "widgets")],
-    "checks/__init__.py", "checks/exercises.toml", "checks/fixtures.py", "checks/pytest.ini", "checks/public",
+    "checks/__init__.py", "checks/exercises.toml", "checks/fixtures.py", "checks/learning_numpy.py",
+    "checks/pytest.ini", "checks/public",
     "data/gpt2",
 ]
 # The rest stays with the instructor; a kit test keeps the two lists complete.

@@ -1,4 +1,5 @@
-"""Implementations from the wild (tests/wild.py): right ones keep full marks, unstable ones lose the named check.
+"""Implementations from the wild (tests/wild.py): right ones keep full marks, unstable ones lose the named check,
+flawed ones lose exactly the checks their flaw deserves, each with its verdict.
 
 Each case grades only the modules it replaces, so a failure names the
 implementation, the check and its message.
@@ -7,7 +8,10 @@ implementation, the check and its message.
 import pytest
 
 from helpers import make_submission, run
-from wild import RIGHT, UNSTABLE
+from wild import FLAWED, NEEDS_CPU_DESCRIPTION, RIGHT, UNSTABLE
+
+CONFINEMENT_REFUSES = pytest.mark.xfail(reason="float16 on the CPU reads the CPU's description, which the worker may "
+                                               "not read yet (issue 27, class 2)", strict=False)
 
 
 def table(result, passed: bool = True) -> str:
@@ -30,8 +34,8 @@ def not_passed(result):
 
 
 def test_the_set_is_big_and_varied():
-    """At least 24 right implementations, every exercise covered, torch in 8 of the numpy exercises' modules."""
-    assert len(RIGHT) >= 24
+    """At least 47 right implementations, every exercise covered, torch in 8 of the numpy exercises' modules."""
+    assert len(RIGHT) >= 47
     covered = {module for files in RIGHT.values() for module in files}
     assert covered == {"softmax", "lookup", "attention", "gpt2_heads", "learning", "gpt2_values"}
     with_torch = [name for name, files in RIGHT.items()
@@ -41,7 +45,8 @@ def test_the_set_is_big_and_varied():
     assert counts["gpt2_heads"] >= 3 and counts["learning"] >= 2 and counts["gpt2_values"] >= 2, counts
 
 
-@pytest.mark.parametrize("name", RIGHT, ids=list(RIGHT))
+@pytest.mark.parametrize("name", [pytest.param(name, marks=CONFINEMENT_REFUSES) if name in NEEDS_CPU_DESCRIPTION
+                                  else name for name in RIGHT], ids=list(RIGHT))
 def test_right_answers_from_the_wild_earn_full_marks(tmp_path, name):
     files = RIGHT[name]
     result = run(make_submission(tmp_path / "s", files=files), list(files))
@@ -62,3 +67,15 @@ def test_unstable_answers_lose_the_check_meant_for_them(tmp_path, variant):
     if variant.only:
         others = [entry for entry in not_passed(result) if entry[0] != variant.check]
         assert not others, f"{variant.name} must lose {variant.check} alone:\n{table(result)}"
+
+
+@pytest.mark.parametrize("flawed", FLAWED, ids=[f.name for f in FLAWED])
+def test_flawed_answers_lose_what_their_flaw_deserves(tmp_path, flawed):
+    result = run(make_submission(tmp_path / "s", files=flawed.files), list(flawed.files))
+    lost = {}
+    for check, case, outcome, message in not_passed(result):
+        lost.setdefault(check, []).append(message or "")
+    assert set(lost) == set(flawed.loses), f"{flawed.name} lost other checks than its flaw's:\n{table(result)}"
+    for check, fragment in flawed.loses.items():
+        assert any(fragment in message for message in lost[check]), (
+            f"{flawed.name} failed {check}, but no message says {fragment!r}:\n{table(result, passed=False)}")

@@ -20,3 +20,5 @@ def test_mistake_is_caught(tmp_path, mistake):
     assert any(mistake.hint in message for message in messages), messages
     assert result.score < result.max_score
     assert not any("could not judge" in c.message for e in result.exercises for c in e.checks)
+    for check in mistake.passes:  # a check whose hint would blame another cause must let this mistake through
+        assert not failures(result, check), f"{check} failed the mistake {mistake.name!r}: {failures(result, check)}"

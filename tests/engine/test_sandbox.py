@@ -95,22 +95,24 @@ def test_values_come_back_as_plain_data(toy):
 
 
 def test_a_hung_function_is_not_run_twice(toy):
+    """Past its limit on a fresh worker too, it is a hang: later calls get the same verdict without running."""
     learner, _, _ = toy
-    started = time.monotonic()
+    errors = []
     for _ in range(3):
-        with pytest.raises(SubmissionError, match="time limit") as error:
+        with pytest.raises(SubmissionError, match="computed for more than its 1 s time limit") as error:
             learner.toy.hang()
-        assert error.value.kind == "timeout"
-    assert time.monotonic() - started < 2.5
+        errors.append(error.value)
+    assert errors[0].kind == "timeout" and errors[1] is errors[0] and errors[2] is errors[0]
+    assert "again on a fresh worker" in str(errors[0])
     assert np.array_equal(learner.toy.double([3]), [6])  # a fresh worker serves the rest
 
 
 def test_half_a_message_is_held_to_the_time_limit(toy):
+    """A worker that sends the start of an answer and then waits is stopped by the backstop for waiting."""
     learner, _, _ = toy
-    started = time.monotonic()
-    with pytest.raises(SubmissionError, match="time limit"):
+    with pytest.raises(SubmissionError, match="waited for more than 2 s without computing") as error:
         learner.toy.half_a_message()
-    assert time.monotonic() - started < 2.5
+    assert error.value.kind == "timeout"
 
 
 def test_a_learner_worker_starts_no_process(toy):
@@ -405,15 +407,13 @@ def test_the_hung_set_is_per_submission(chain):
 
 def test_a_spent_budget_fails_the_rest_at_once(toy):
     learner, _, session = toy
-    session.begin_submission(budget=1.5)
-    with pytest.raises(SubmissionError) as cut:  # 1 s limit, 1.5 s budget: the first hang is a timeout
+    session.begin_submission(budget=3.5)
+    with pytest.raises(SubmissionError) as cut:  # 1 s limit, then 2 s on a fresh worker, 3.5 s budget: a timeout
         learner.toy.hang()
     assert cut.value.kind == "timeout"
-    started = time.monotonic()
     with pytest.raises(SubmissionError) as stopped:  # the budget's last 0.5 s runs out in this call
         learner.toy.half_a_message()
     assert stopped.value.kind == "budget" and "was stopped" in str(stopped.value)
-    assert time.monotonic() - started < 0.9
     with pytest.raises(SubmissionError) as skipped:
         learner.toy.double([1])
     assert skipped.value.kind == "budget"

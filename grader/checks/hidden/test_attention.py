@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from grader.engine import judge
+from grader.checks.public.test_attention import mask_array
 
 SHAPES = [(1, 3, 1, 1), (3, 4, 2, 5), (6, 6, 8, 3), (2, 9, 64, 4)]  # (queries, keys, d_k, d_v)
 
@@ -56,5 +57,5 @@ def test_sdpa_matches_reference(submission, reference, shape, masked):
 def test_causal_mask_matches_reference(submission, reference, n):
     """causal_mask(n) matches the reference."""
     expected = reference.attention.causal_mask(n)
-    received = judge.array(submission.attention.causal_mask(n), f"causal_mask({n})", shape=(n, n))
+    received = mask_array(submission.attention.causal_mask(n), n)
     judge.expect(np.array_equal(received, expected), f"causal_mask({n}) differs from the expected mask.")

@@ -8,6 +8,7 @@ Tolerance: absolute 1e-5 on every weight.
 import numpy as np
 import pytest
 
+from grader.checks.public.test_gpt2_heads import read_patterns
 from grader.engine import judge
 from grader.engine.codec import ModelSpec
 from grader.lesson import lesson
@@ -46,7 +47,7 @@ def test_head_pattern_matches_reference(submission, reference, seed, kind, shape
     """head_pattern on other tiny GPT-2s and sentences matches the reference."""
     model, name = tiny(seed, kind, shape)
     args = (model, model.tokenizer(), SENTENCES[sentence], layer, head)
-    compare(submission.gpt2_heads.head_pattern(*args), reference.gpt2_heads.head_pattern(*args),
+    compare(read_patterns(submission, "head_pattern", model, *args[2:]), reference.gpt2_heads.head_pattern(*args),
             f"head_pattern on {name}, layer {layer}, head {head}")
 
 
@@ -56,7 +57,7 @@ def test_layer_average_matches_reference(submission, reference, seed, kind, shap
     """layer_average on other tiny GPT-2s and sentences matches the reference."""
     model, name = tiny(seed, kind, shape)
     args = (model, model.tokenizer(), SENTENCES[sentence], layer)
-    compare(submission.gpt2_heads.layer_average(*args), reference.gpt2_heads.layer_average(*args),
+    compare(read_patterns(submission, "layer_average", model, *args[2:]), reference.gpt2_heads.layer_average(*args),
             f"layer_average on {name}, layer {layer}")
 
 

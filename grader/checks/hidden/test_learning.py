@@ -62,6 +62,6 @@ def test_fit_matches_reference(submission, reference, seed):
     expected_sharpness, expected_losses = reference.learning.fit_sharpness(*args)
     sharpness, losses = descent(submission.learning.fit_sharpness(*args), what)
     judge.expect(len(losses) == 300, f"{what} returned {len(losses)} losses for 300 steps.")
-    judge.close(losses[0], expected_losses[0], f"losses[0] of {what}", rtol=LOSS_RTOL)
+    judge.close(losses[:20], expected_losses[:20], f"the first 20 losses of {what}", rtol=10 * LOSS_RTOL, atol=0)
     judge.close(sharpness, truth, what, atol=0.005, rtol=0)
     judge.close(sharpness, expected_sharpness, what, atol=0.005, rtol=0)

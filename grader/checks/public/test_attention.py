@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from grader.engine import judge
+from grader.engine.errors import SubmissionError
 from grader.lesson.lesson import KEYS, QUERY, VALUES
 
 LESSON_WEIGHTS = [0.0147, 0.7768, 0.1492, 0.0237, 0.0357]  # shown to 0.01%
@@ -16,25 +17,44 @@ def attend(submission, query, keys=KEYS, values=VALUES):
             judge.array(weights, f"the weights of {what}", shape=(len(keys),)))
 
 
+def expect_mask_not_inverted(weights, mask, what):
+    """An inverted mask, whatever else the check is about: NaN exactly in the rows the mask allows whole (every
+    score there became -inf), and in every other row all the weight on the pairs it forbids. An overflow in the
+    rows with most keys gives NaN there too, but leaves the weight of the other rows where the mask allows it."""
+    if mask is None:
+        return
+    weights, mask = np.asarray(weights, dtype=float), np.asarray(mask, dtype=bool)
+    nan_rows = np.isnan(weights).any(axis=1)
+    others = ~nan_rows
+    forbidden_only = np.allclose(np.where(mask[others], weights[others], 0).sum(axis=1), 0)
+    if nan_rows.any() and others.any() and forbidden_only and np.array_equal(nan_rows, mask.all(axis=1)):
+        judge.fail(f"the weights of {what} are NaN in rows {np.flatnonzero(nan_rows).tolist()}, exactly the rows "
+                   "where the mask allows every key: every score there became -inf, so the mask is inverted. "
+                   "True means the query may attend to that key; False gets -inf.")
+
+
 def sdpa(submission, Q, K, V, mask=None):
     what = "scaled_dot_product_attention(Q, K, V" + (", mask)" if mask is not None else ")")
     output, weights = judge.pair(submission.attention.scaled_dot_product_attention(Q, K, V, mask), what)
     weights = judge.array(weights, f"the weights of {what}", shape=(len(Q), len(K)), finite=False)
-    if mask is not None:
-        nan_rows = np.isnan(weights).any(axis=1)
-        if nan_rows.any() and np.array_equal(nan_rows, mask.all(axis=1)):
-            judge.fail(f"the weights of {what} are NaN in rows {np.flatnonzero(nan_rows).tolist()}, exactly the rows "
-                       "where the mask allows every key: every score there became -inf, so the mask is inverted. "
-                       "True means the query may attend to that key; False gets -inf.")
+    expect_mask_not_inverted(weights, mask, what)
     return (judge.array(output, f"the output of {what}", shape=(len(Q), V.shape[1])),
             judge.array(weights, f"the weights of {what}"))
 
 
 def expect_follow_scores(weights, scores, what="the weights"):
-    """The anchor of the property checks: a key with a higher score gets more weight (equal weights fail)."""
+    """The anchor of the property checks: a key with a higher score gets more weight, and every key within reach of
+    the best some weight (equal weights fail, and so do one-hot weights: a hard lookup)."""
+    scores = np.asarray(scores, dtype=float)
     judge.expect(judge.ranked_like(weights, scores),
-                 f"{what} {judge.show(weights)} do not follow the scores {judge.show(np.asarray(scores))}: a key "
+                 f"{what} {judge.show(weights)} do not follow the scores {judge.show(scores)}: a key "
                  "whose dot product with the query is higher must get more weight.")
+    with np.errstate(invalid="ignore"):  # -inf - -inf in a row that allows nothing: not a row of these checks
+        within = scores - np.max(scores, axis=-1, keepdims=True) > -80  # exp(-80) is a float32 number yet
+    judge.expect(np.all(np.asarray(weights)[within] > 0),
+                 f"{what} {judge.show(weights)} give some keys a weight of exactly 0 though their scores "
+                 f"{judge.show(scores)} are within 80 of the best: softmax gives every allowed key a share, however "
+                 "small. Is all the weight put on the best key (a hard lookup)?")
 
 
 def random_qkv(seed, m=4, n=5, d=8, dv=3):
@@ -48,10 +68,20 @@ def test_two_number_example(submission):
     _, weights = attend(submission, QUERY)
     hint = "Score each key with its dot product with the query, then softmax."
     flipped = np.exp(-KEYS @ QUERY) / np.exp(-KEYS @ QUERY).sum()
+    scaled = np.exp(KEYS @ QUERY / np.sqrt(len(QUERY))) / np.exp(KEYS @ QUERY / np.sqrt(len(QUERY))).sum()
     if np.allclose(weights, flipped, atol=1e-4):
         hint = "The weights favour the keys that point *away* from the query: is the score's sign flipped?"
+    elif np.allclose(weights, scaled, atol=1e-4):
+        hint = (f"These scores were divided by sqrt(d) = {np.sqrt(len(QUERY)):.3g}, as in scaled_dot_product_attention "
+                "(calling it with the query as a one-row Q does that): attend scores each key with the plain dot "
+                "product, query . key.")
     judge.close(weights, LESSON_WEIGHTS, "the weights over The/cat/sat/on/the", atol=6e-5, rtol=0,
                 hint=f"You gave {judge.percent(weights)}. {hint}")
+    action = np.array([0.3, 1.4])  # the same keys asked for an action instead of a thing: "sat" leads
+    _, weights = attend(submission, action)
+    expected = np.exp(KEYS @ action) / np.exp(KEYS @ action).sum()
+    judge.close(weights, expected, "the weights over The/cat/sat/on/the for the query (0.3, 1.4)", atol=1e-6,
+                hint=f"You gave {judge.percent(weights)}; dot products then softmax give {judge.percent(expected)}.")
 
 
 @pytest.mark.points(2)
@@ -66,6 +96,11 @@ def test_output_mixes_values(submission):
     judge.close(output, weights @ VALUES, "the output", atol=1e-6,
                 hint="The output is sum over j of weights[j] * values[j] (weights @ values).")
     expect_follow_scores(weights, KEYS @ QUERY)
+    Q, K, V = random_qkv(10, d=2)  # and for a query of the judge's own
+    output, weights = attend(submission, Q[0], K, V)
+    judge.close(output, weights @ V, "the output for a random query", atol=1e-6,
+                hint="The output is sum over j of weights[j] * values[j] (weights @ values).")
+    expect_follow_scores(weights, K @ Q[0])
 
 
 @pytest.mark.points(1)
@@ -149,6 +184,11 @@ def test_mask_gives_exact_zero(submission):
     if np.any(blocked != 0):
         hint = ("A large negative number such as -1e9 is fine; a small one such as -10 still leaves weight."
                 if np.all(blocked < 1e-3) else "Give masked scores -inf before softmax.")
+        added = Q @ K.T / np.sqrt(K.shape[1]) + mask  # a boolean mask added as numbers: True counts 1, False 0
+        if np.allclose(weights, np.exp(added) / np.exp(added).sum(axis=1, keepdims=True), atol=1e-6):
+            hint = ("The mask was added to the scores as numbers (True counts 1, False 0), the way an additive "
+                    "float mask of 0 and -inf is used. This mask is boolean: give the pairs it forbids (False) a "
+                    "score of -inf, np.where(mask, scores, -np.inf).")
         judge.fail(f"masked pairs got weights {judge.show(blocked)}, not exactly 0. {hint}")
     judge.close(weights.sum(axis=1), np.ones(3), "the row sums of the masked weights", atol=1e-6)
     expect_follow_scores(weights, np.where(mask, Q @ K.T, -np.inf), "the masked weights")
@@ -169,13 +209,24 @@ def test_mask_true_means_allowed(submission):
     expect_follow_scores(weights[2], np.where(mask[2], Q[2] @ K.T, -np.inf), "the weights of the row allowing two keys")
 
 
+def mask_array(mask, n: int) -> np.ndarray:
+    """``causal_mask(n)``'s result as an array; an additive float mask (0 and -inf) is told why it is not one."""
+    if isinstance(mask, np.ndarray) and mask.dtype.kind == "f" and mask.size and np.isneginf(mask).any() and \
+            np.all((mask == 0) | np.isneginf(mask)):
+        judge.fail(f"causal_mask({n}) returned floats, 0 where a token may look and -inf where it may not: an "
+                   "additive mask, as PyTorch's generate_square_subsequent_mask makes, to be added to the scores. "
+                   "Here the mask must be boolean, True where row i may attend to column j (np.tril of True): "
+                   "scaled_dot_product_attention itself turns False into -inf.")
+    return judge.array(mask, f"causal_mask({n})", shape=(n, n))
+
+
 @pytest.mark.points(2)
 @pytest.mark.parametrize("n", [1, 2, 4, 7])
 def test_causal_mask(submission, n):
     """causal_mask(n) is True on and below the diagonal, False above."""
     mask = submission.attention.causal_mask(n)
     expected = np.tril(np.ones((n, n), dtype=bool))
-    received = judge.array(mask, f"causal_mask({n})", shape=(n, n))
+    received = mask_array(mask, n)
     judge.expect(isinstance(mask, np.ndarray) and mask.dtype == bool,
                  f"causal_mask({n}) must be a boolean array; received "
                  f"{mask.dtype if isinstance(mask, np.ndarray) else type(mask).__name__}.")
@@ -207,42 +258,107 @@ OVERFLOW = ("exp() of a score above about 709 overflows to inf, and inf/inf is N
             "each row before exp(), as your softmax from exercise 1 does (or call that softmax).")
 
 
+def overflow_cause(submission, scores, what_else=""):
+    """Why the weights of ``scores`` are not finite: the learner's own softmax, tried on them, says which cause."""
+    rows = np.atleast_2d(scores)
+    try:
+        theirs = np.asarray(submission.softmax.softmax(rows, -1), dtype=float)
+    except (SubmissionError, TypeError, ValueError):
+        theirs = None
+    if theirs is not None and theirs.shape == rows.shape and not np.all(np.isfinite(theirs)):
+        return (f"Its scores reach {np.max(scores[np.isfinite(scores)]):.0f}, and your softmax (exercise 1) itself "
+                "gives NaN or infinity for them: subtract the largest score of each row (not the first, not a "
+                "global one) there, and this follows.")
+    return f"Its scores reach {np.max(scores[np.isfinite(scores)]):.0f}: {OVERFLOW}{what_else}"
+
+
+def finite(value) -> bool:
+    """Whether ``value`` is an array of numbers, all finite (anything else is for judge.finite to say)."""
+    try:
+        return bool(np.all(np.isfinite(np.asarray(value, dtype=float))))
+    except (TypeError, ValueError):
+        return True
+
+
+MASK_AFTER = (" Or, where the mask forbids the best scores, as here: taken before the mask, softmax gives the allowed "
+              "keys weights that underflow to 0, and renormalising them is 0/0. Give forbidden pairs -inf before "
+              "softmax.")
+
+
 @pytest.mark.points(2)
-@pytest.mark.parametrize("function", ["attend", "scaled_dot_product_attention"])
+@pytest.mark.parametrize("function", ["attend", "scaled_dot_product_attention", "masked-best"])
 def test_long_queries(submission, function):
-    """Queries 400 times as long as usual give finite weights: nearly all on the best-matching key."""
+    """Queries 400 times as long as usual give finite weights: nearly all on the best-matching key allowed."""
+    mask = None
     if function == "attend":
+        tie = judge.pair(submission.attention.attend(400 * np.ones(2), KEYS, VALUES), "attend(400 x (1, 1), ...)")[1]
+        scores = KEYS @ (400 * np.ones(2))  # "cat" and "sat" score 760 each: half the weight each
+        judge.close(judge.finite(tie, "the weights of attend(400 x (1, 1), ...)", cause=overflow_cause(
+            submission, scores) if not finite(tie) else ""), judge.all_on_the_best(scores),
+            "the weights of attend(400 x (1, 1), ...)", atol=1e-6,
+            hint="\"cat\" and \"sat\" score 760 each, far above the rest: half the weight each.")
         query = 400 * QUERY
         scores, what = KEYS @ query, "attend(400 x the lesson's query, ...)"
         output, weights = judge.pair(submission.attention.attend(query, KEYS, VALUES), what)
         values = VALUES
     else:
         Q, K, values = random_qkv(8, m=5, n=5)  # in every row the runner-up trails the best score by 54 or more
-        mask = np.tril(np.ones((5, 5), dtype=bool))
         Q = 400 * Q
-        scores = np.where(mask, Q @ K.T / np.sqrt(K.shape[1]), -np.inf)
-        what = "scaled_dot_product_attention(400 x Q, K, V, causal mask)"
+        raw = Q @ K.T / np.sqrt(K.shape[1])
+        if function == "masked-best":  # each row's best key is forbidden: every allowed score is far below it
+            mask = raw < raw.max(axis=1, keepdims=True)
+            what = "scaled_dot_product_attention(400 x Q, K, V, a mask that forbids each row's best key)"
+        else:
+            mask = np.tril(np.ones((5, 5), dtype=bool))
+            what = "scaled_dot_product_attention(400 x Q, K, V, causal mask)"
+        scores = np.where(mask, raw, -np.inf)
         output, weights = judge.pair(submission.attention.scaled_dot_product_attention(Q, K, values, mask), what)
-    cause = f"Its scores reach {np.max(scores):.0f}: {OVERFLOW}"
+        expect_mask_not_inverted(weights, mask, what)
+    cause = ""
+    if not (finite(weights) and finite(output)):  # which of the causes it is: try the learner's own code on it
+        cause = overflow_cause(submission, scores, MASK_AFTER if function == "masked-best" else "")
+        if function == "masked-best":
+            unmasked = judge.pair(submission.attention.scaled_dot_product_attention(Q, K, values, None), what)[1]
+            if finite(unmasked):  # finite without the mask: the mask's doing
+                cause = ("The masked scores here are the largest of their rows, and without the mask your weights "
+                         f"are finite: {MASK_AFTER.split(', as here: ')[1]}")
     weights = judge.finite(weights, f"the weights of {what}", shape=scores.shape, cause=cause)
     expected = judge.all_on_the_best(scores)
     judge.close(weights, expected, f"the weights of {what}", atol=1e-6,
                 hint="A long query is a sharp lookup: the best-matching key takes almost everything.")
+    expect_follow_scores(weights, scores, f"the weights of {what}")
     judge.close(judge.finite(output, f"the output of {what}", cause=cause), expected @ values,
                 f"the output of {what}", atol=1e-6)
 
 
-@pytest.mark.points(1)
-def test_arguments_unchanged(submission):
-    """attend and scaled_dot_product_attention leave the queries, keys, values and mask they are given as they were."""
+# The kinds of input the docstrings allow: arrays, lists, a mask or none.
+def _arguments(kind):
     Q, K, V = random_qkv(9, m=3, n=4)
     mask = np.array([[True, False, True, False], [False, True, True, True], [True, True, False, True]])
-    calls = {"attend": (dict(query=Q[0], keys=K, values=V), K @ Q[0]),
-             "scaled_dot_product_attention": (dict(Q=Q, K=K, V=V, mask=mask), np.where(mask, Q @ K.T, -np.inf))}
-    for name, (arguments, scores) in calls.items():
+    if kind == "lists":
+        return dict(query=Q[0].tolist(), keys=K.tolist(), values=V.tolist()), dict(Q=Q.tolist(), K=K.tolist(),
+                                                                                      V=V.tolist(), mask=mask.tolist())
+    if kind == "no-mask":
+        return dict(query=Q[1], keys=K, values=V), dict(Q=Q, K=K, V=V)
+    return dict(query=Q[0], keys=K, values=V), dict(Q=Q, K=K, V=V, mask=mask)
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("kind", ["arrays", "lists", "no-mask"])
+def test_arguments_unchanged(submission, kind):
+    """attend and scaled_dot_product_attention leave the queries, keys, values and mask they are given as they were."""
+    for name, arguments in zip(("attend", "scaled_dot_product_attention"), _arguments(kind)):
         value, after = getattr(submission.attention, name).arguments_after(*arguments.values())
-        judge.unchanged(arguments, after, f"{name}(...)")
-        weights = judge.array(judge.pair(value, f"{name}(...)")[1], f"the weights of {name}(...)", shape=scores.shape)
+        judge.unchanged(arguments, after, f"{name}(...) of {kind}")
+        q = np.asarray(arguments.get("query", arguments.get("Q")), dtype=float)
+        k = np.asarray(arguments.get("keys", arguments.get("K")), dtype=float)
+        scores = k @ q if q.ndim == 1 else q @ k.T
+        if "mask" in arguments:
+            scores = np.where(arguments["mask"], scores, -np.inf)
+        weights = judge.array(judge.pair(value, f"{name}(...)")[1], f"the weights of {name}(...)", shape=scores.shape,
+                              finite=False)
+        expect_mask_not_inverted(weights, arguments.get("mask"), f"{name}(...)")
+        weights = judge.array(weights, f"the weights of {name}(...)")
         judge.close(weights.sum(axis=-1), np.ones(scores.shape[:-1]), f"the sums of the weights of {name}(...)",
                     atol=1e-6, hint="Besides leaving the arrays alone, the weights must be a softmax of the scores.")
         expect_follow_scores(weights, scores)

@@ -28,6 +28,56 @@ def truth(kit, text, spec=TINY):
     return kit.gpt2.attention_patterns(spec, spec.tokenizer(), text)
 
 
+# What each slip of kit.gpt2.slipped_head did, in the lesson's words: "the pattern (or the queries, ...) <hint>".
+SLIP_HINTS = {
+    "c_attn's bias left out": "without c_attn's bias: a Conv1D computes x @ W + b, and GPT-2's biases are not 0, so "
+                              "add block.attn.c_attn.bias (or call block.attn.c_attn itself)",
+    "ln_2 in place of ln_1": "made from block.ln_2: that one normalises the input of the block's MLP, after attention; "
+                             "attention reads block.ln_1(hidden)",
+    "ln_f in place of ln_1": "made from the model's ln_f: that one normalises the output of the last block; each "
+                             "block's attention reads its own block.ln_1(hidden)",
+    "ln_1 skipped": "made without the block's LayerNorm: apply block.ln_1 to hidden_states[layer] before c_attn",
+    "q, k and v side by side within each head": "read from c_attn's output as if each head's q, k and v lay side by "
+        "side (GPT-NeoX's layout): GPT-2's holds all the queries, then all the keys, then all the values, n_embd "
+        "columns each, and head h is columns h*s:(h+1)*s of each third",
+    "a head's columns strided": "made of every n_head-th column: a head's columns are one block of each third, "
+        "h*s:(h+1)*s (reshape a third to (T, n_head, s), not (T, s, n_head))",
+}
+
+# transformers 5's GPT-2 output ends with cross_attentions, () for GPT-2: the errors of reading it as the attentions.
+EMPTY_ATTENTIONS = ("stack expects a non-empty TensorList", "tuple index out of range")
+
+
+def read_patterns(submission, function: str, spec, text, *where):
+    """``gpt2_heads.<function>(spec, its tokenizer, text, *where)``; an error that says the attentions were an empty
+    tuple is told why. ``tuple index out of range`` alone could be an index off by one: asked again for layer 0,
+    an empty tuple fails as well."""
+    try:
+        return getattr(submission.gpt2_heads, function)(spec, spec.tokenizer(), text, *where)
+    except SubmissionError as error:
+        empty = error.kind == "exception" and EMPTY_ATTENTIONS[0] in error.message
+        if error.kind == "exception" and EMPTY_ATTENTIONS[1] in error.message and where[0] != 0:
+            try:
+                getattr(submission.gpt2_heads, function)(spec, spec.tokenizer(), text, 0, *where[1:])
+            except SubmissionError as again:
+                empty = again.kind == "exception" and EMPTY_ATTENTIONS[1] in again.message
+        elif error.kind == "exception" and EMPTY_ATTENTIONS[1] in error.message:
+            empty = True
+        if empty:
+            judge.fail(f"{error} The attentions were an empty tuple. In transformers 5 a GPT-2's output ends with "
+                       "cross_attentions, which is () for GPT-2, so outputs[-1] (the idiom of bertviz and older "
+                       "tutorials) holds no attentions: name the field, model(ids, output_attentions=True).attentions.")
+        raise
+
+
+def slip_in(received, slipped: dict, name: str) -> str | None:
+    """Which slip of ``slipped`` (kit.gpt2.slipped_head) gives ``received`` as its ``name``, in words, if any."""
+    for slip, readouts in slipped.items():
+        if np.shape(readouts[name]) == np.shape(received) and np.allclose(received, readouts[name], atol=TOLERANCE):
+            return SLIP_HINTS[slip]
+    return None
+
+
 def learner_pattern(result, what, size):
     tokens, pattern = judge.pair(result, what, "(tokens, pattern)")
     return tokens, judge.array(pattern, f"the pattern of {what}", shape=(size, size))
@@ -56,8 +106,8 @@ def look_alikes(received, attentions, layer, head):
 def test_tokens(submission, kit):
     """head_pattern's tokens are the tokenizer's own strings ("The", "Ġcat", ...)."""
     expected, _ = truth(kit, LESSON)
-    tokens, _ = judge.pair(submission.gpt2_heads.head_pattern(TINY, TINY.tokenizer(), LESSON, 4, 3),
-                           "head_pattern(...)", "(tokens, pattern)")
+    tokens, _ = judge.pair(read_patterns(submission, "head_pattern", TINY, LESSON, 4, 3), "head_pattern(...)",
+                           "(tokens, pattern)")
     judge.expect(isinstance(tokens, (list, tuple)) and all(isinstance(t, str) for t in tokens),
                  f"the tokens must be a list of strings; received {judge.show(tokens)}.")
     tokens = list(tokens)
@@ -78,8 +128,8 @@ def test_head_pattern(submission, kit, model, layer, head):
     spec = MODELS[model]
     tokens, attentions = truth(kit, LESSON, spec)
     what = f"head_pattern(..., layer={layer}, head={head})"
-    _, pattern = learner_pattern(submission.gpt2_heads.head_pattern(spec, spec.tokenizer(), LESSON, layer, head),
-                                 what, len(tokens))
+    _, pattern = learner_pattern(read_patterns(submission, "head_pattern", spec, LESSON, layer, head), what,
+                                 len(tokens))
     mistake = look_alikes(pattern, attentions, layer, head)
     judge.close(pattern, attentions[layer, head], f"the pattern of {what}", atol=TOLERANCE, rtol=0,
                 hint=f"This is {mistake}." if mistake else
@@ -90,7 +140,7 @@ def test_head_pattern(submission, kit, model, layer, head):
 def test_pattern_is_causal_weights(submission, kit):
     """Each row of a pattern is a set of weights summing to 1, with nothing on future tokens (another sentence)."""
     expected_tokens, attentions = truth(kit, OTHER)
-    _, pattern = learner_pattern(submission.gpt2_heads.head_pattern(TINY, TINY.tokenizer(), OTHER, 1, 2),
+    _, pattern = learner_pattern(read_patterns(submission, "head_pattern", TINY, OTHER, 1, 2),
                                  "head_pattern(..., layer=1, head=2)", len(expected_tokens))
     judge.expect(np.all(pattern >= 0), "the pattern has negative entries; attention weights are never negative.")
     judge.expect(np.all(np.triu(pattern, 1) == 0), "the pattern has weight above the diagonal: GPT-2 is causal, "
@@ -111,20 +161,38 @@ def share_pattern(tokens, seed):
     return pattern / pattern.sum(axis=1, keepdims=True)
 
 
+# Tokens of which an earlier one contains a later one ("Ġcats" holds "cat", "The" holds "he"): whole tokens match.
+NESTED_TOKENS = ["The", "Ġcats", "Ġsat", "Ġon", "Ġhe", "Ġcat", "Ġsaw", "Ġat", "Ġit"]
+SHARES = {"lesson": SHARE_TOKENS, "nested": NESTED_TOKENS}
+
+
+def first_containing(tokens, token) -> int | None:
+    """Where a match by substring would look: the first token that contains ``token`` without its 'Ġ'."""
+    bare = token.removeprefix("Ġ").removeprefix(" ")
+    return next((index for index, other in enumerate(tokens) if bare in other), None)
+
+
 @pytest.mark.points(2)
-@pytest.mark.parametrize("source,target,row,column", [
-    ("it", "cat", 7, 1), ("Ġit", " cat", 7, 1), (" was", "The", 8, 0),
-    ("end", "the", 10, 4), ("the", "The", 4, 0), ("mat", "mat", 5, 5),
+@pytest.mark.parametrize("tokens,source,target,row,column", [
+    ("lesson", "it", "cat", 7, 1), ("lesson", "Ġit", " cat", 7, 1), ("lesson", " was", "The", 8, 0),
+    ("lesson", "end", "the", 10, 4), ("lesson", "the", "The", 4, 0), ("lesson", "mat", "mat", 5, 5),
+    ("nested", "cat", "he", 5, 4), ("nested", "it", "at", 8, 7),
 ])
-def test_attention_share(submission, source, target, row, column):
-    """attention_share reads pattern[row of from_token, column of to_token], matching tokens without 'Ġ'."""
-    pattern = share_pattern(SHARE_TOKENS, 0)
+def test_attention_share(submission, tokens, source, target, row, column):
+    """attention_share reads pattern[row of from_token, column of to_token], matching whole tokens without 'Ġ'."""
+    tokens = SHARES[tokens]
+    pattern = share_pattern(tokens, 0)
     what = f"attention_share(tokens, pattern, {source!r}, {target!r})"
-    received = judge.number(submission.gpt2_heads.attention_share(SHARE_TOKENS, pattern, source, target), what)
+    received = judge.number(submission.gpt2_heads.attention_share(tokens, pattern, source, target), what)
     expected = pattern[row, column]
     if not np.isclose(received, expected, atol=1e-12):
         hint = "Find the first position of each token (ignoring a leading 'Ġ' or space) and read pattern[row, column]."
-        if np.isclose(received, pattern[column, row]):
+        nested = (first_containing(tokens, source), first_containing(tokens, target))
+        if None not in nested and nested != (row, column) and np.isclose(received, pattern[nested]):
+            hint = (f"That is pattern{list(nested)}, the first tokens that *contain* {source!r} and {target!r} "
+                    f"({tokens[nested[0]]!r}, {tokens[nested[1]]!r}): match whole tokens, once 'Ġ' is removed, "
+                    "not parts of them.")
+        elif np.isclose(received, pattern[column, row]):
             hint = "That is pattern[to, from]: the row belongs to the token that attends (from_token)."
         elif target == "the" and np.isclose(received, pattern[row, 9]):
             hint = "'the' occurs twice; the rule is to use its first occurrence."
@@ -161,8 +229,7 @@ def test_layer_average(submission, kit, model, layer):
     spec = MODELS[model]
     tokens, attentions = truth(kit, LESSON, spec)
     what = f"layer_average(..., layer={layer})"
-    _, pattern = learner_pattern(submission.gpt2_heads.layer_average(spec, spec.tokenizer(), LESSON, layer),
-                                 what, len(tokens))
+    _, pattern = learner_pattern(read_patterns(submission, "layer_average", spec, LESSON, layer), what, len(tokens))
     hint = "Average attentions[layer][0] over the head axis (dim 0)."
     n_head = attentions.shape[1]
     counts = {heads for _, heads, _ in lesson.TINY_SHAPES.values()} | {12}  # head counts a learner might write in
@@ -213,8 +280,11 @@ def test_recompute_head_pattern(submission, kit, model, layer, head):
                    f"were 0. Is the head's slice of columns empty (a head size too large) or were the scores "
                    f"multiplied by 0? {head_size}")
     hint = look_alikes(pattern, attentions, layer, head)
+    slip = slip_in(pattern, kit.gpt2.slipped_head(spec, spec.tokenizer(), LESSON, layer, head), "attentions")
     factor = score_scale(np.clip(pattern, 1e-30, None), expected)
-    if hint:
+    if slip:
+        hint = f"This is the pattern {slip}."
+    elif hint:
         hint = f"This is {hint}."
     elif factor is not None and factor > 1.5:
         hint = f"Your scores are {factor:.1f} times too large: divide q.k by sqrt(head size), the square root."
@@ -225,6 +295,29 @@ def test_recompute_head_pattern(submission, kit, model, layer, head):
                 "and v are the three n_embd-wide thirds, and head h is columns h*size:(h+1)*size of q and of k. "
                 + head_size)
     judge.close(pattern, expected, f"the pattern of {what}", atol=TOLERANCE, rtol=0, hint=hint)
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("kind", ["arrays", "lists"])  # the ids; the pattern is an array, as head_pattern gives it
+def test_arguments_unchanged(submission, kit, kind):
+    """attention_share and recompute_head_pattern leave the tokens, pattern and ids they are given as they were."""
+    pattern, tokens = share_pattern(SHARE_TOKENS, 2), list(SHARE_TOKENS)
+    ids = kit.gpt2.token_ids(TINY.tokenizer(), LESSON)
+    ids = np.array(ids) if kind == "arrays" else list(ids)
+    share, after = submission.gpt2_heads.attention_share.arguments_after(tokens, pattern, "it", "cat")
+    judge.unchanged({"tokens": tokens, "pattern": pattern}, after[:2], "attention_share(tokens, pattern, 'it', 'cat')")
+    judge.close(judge.number(share, "attention_share(...)"), pattern[7, 1], "attention_share(tokens, pattern, 'it', "
+                "'cat')", atol=1e-12, rtol=0, hint="Besides leaving its arguments alone, it reads the pattern at the "
+                "row of 'it' and the column of 'cat'.")
+    recomputed, after = submission.gpt2_heads.recompute_head_pattern.arguments_after(
+        TINY.without_attentions(), ids, 1, 2)
+    judge.unchanged({"input_ids": ids}, after[1:2], f"recompute_head_pattern(model, ids as {kind}, 1, 2)")
+    recomputed = judge.array(recomputed, "recompute_head_pattern(...)", shape=(len(ids), len(ids)))
+    causal = np.tri(len(ids), dtype=bool)
+    judge.expect(np.allclose(recomputed.sum(axis=1), 1, atol=TOLERANCE) and np.all(recomputed[~causal] == 0) and
+                 np.all(recomputed[causal] > 0) and not np.allclose(recomputed[-1], recomputed[-1, 0]),
+                 "besides leaving the ids alone, recompute_head_pattern returns a softmax of each row's scores: "
+                 "causal, every earlier token some weight, rows summing to 1.")
 
 
 # -- the lesson's claims, on GPT-2 small when its weights are here ------------------------

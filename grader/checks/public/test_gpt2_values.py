@@ -14,6 +14,7 @@ import pytest
 from grader.engine import judge
 from grader.lesson import lesson
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
+from grader.checks.public.test_gpt2_heads import SLIP_HINTS
 from grader.engine.codec import ModelSpec
 
 # Each shape of lesson.TINY_SHAPES: a head size, head count or layer count written in as a number fails one.
@@ -58,9 +59,10 @@ def neighbours(index, count):
 @pytest.mark.points(3)
 @pytest.mark.parametrize("model,layer,head", [("standard", 4, 3), ("standard", 0, 0), ("standard", 2, 1),
                                               ("narrow", 2, 5), ("narrow", 0, 1)])
-def test_head_vectors(submission, truths, model, layer, head):
+def test_head_vectors(submission, kit, truths, model, layer, head):
     """head_vectors returns the head's queries, keys and values: ln_1, c_attn, the head's columns of each third."""
     truth = truths[model]
+    slipped = kit.gpt2.slipped_head(MODELS[model], MODELS[model].tokenizer(), lesson.SENTENCE, layer, head)
     what = f"head_vectors(model, ids, layer={layer}, head={head})"
     received = submission.gpt2_values.head_vectors(MODELS[model], truth["ids"], layer, head)
     judge.expect(isinstance(received, (tuple, list)) and len(received) == 3,
@@ -74,6 +76,7 @@ def test_head_vectors(submission, truths, model, layer, head):
                        truth[name][layer, other] for other in neighbours(head, n_head)}
         candidates |= {f"layer {other}'s {name}: block {layer}'s input is hidden_states[{layer}]":
                        truth[name][other, head] for other in neighbours(layer, n_layer)}
+        candidates |= {f"the {name} {SLIP_HINTS[slip]}": readouts[name] for slip, readouts in slipped.items()}
         mistake = diagnose(vectors, candidates)
         judge.close(vectors, truth[name][layer, head], f"the {name} of {what}", atol=TOLERANCE, rtol=TOLERANCE,
                     hint=f"These are {mistake}." if mistake else
@@ -84,9 +87,10 @@ def test_head_vectors(submission, truths, model, layer, head):
 @pytest.mark.points(4)
 @pytest.mark.parametrize("model,layer,head", [("standard", 4, 3), ("standard", 0, 0), ("standard", 3, 2),
                                               ("standard", 5, 1), ("narrow", 1, 4)])
-def test_head_output(submission, truths, model, layer, head):
+def test_head_output(submission, kit, truths, model, layer, head):
     """head_output is the pattern times the values: what transformers' merged heads hold before c_proj."""
     truth = truths[model]
+    slipped = kit.gpt2.slipped_head(MODELS[model], MODELS[model].tokenizer(), lesson.SENTENCE, layer, head)
     what = f"head_output(model, ids, layer={layer}, head={head})"
     output = head_array(submission.gpt2_values.head_output(MODELS[model], truth["ids"], layer, head), what, truth)
     n_layer, n_head = truth["values"].shape[:2]
@@ -103,6 +107,8 @@ def test_head_output(submission, truths, model, layer, head):
                    truth["outputs"][layer, other] for other in neighbours(head, n_head)}
     candidates |= {f"layer {other}'s output: block {layer}'s input is hidden_states[{layer}]":
                    truth["outputs"][other, head] for other in neighbours(layer, n_layer)}
+    candidates |= {f"the output of queries, keys and values {SLIP_HINTS[slip]}":
+                   readouts["attentions"] @ readouts["values"] for slip, readouts in slipped.items()}
     mistake = diagnose(output, candidates)
     judge.close(output, truth["outputs"][layer, head], f"the output of {what}", atol=TOLERANCE, rtol=TOLERANCE,
                 hint=f"This is {mistake}." if mistake else
@@ -165,6 +171,27 @@ def test_value_contributions(submission, truths, model, layer, head, position):
                 hint=f"These are {mistake}." if mistake else
                 "Take row `position` of the head's weights, multiply each weight by the length of its token's "
                 "value vector (np.linalg.norm along axis 1), and divide these sizes by their sum.")
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("kind", ["array", "list"])
+def test_arguments_unchanged(submission, truths, kind):
+    """head_vectors, head_output and value_contributions leave the ids they are given as they were."""
+    truth, spec = truths["standard"], MODELS["standard"]
+    for name, where in [("head_vectors", (1, 2)), ("head_output", (1, 2)), ("value_contributions", (1, 2, 7))]:
+        ids = np.array(truth["ids"]) if kind == "array" else list(truth["ids"])
+        value, after = getattr(submission.gpt2_values, name).arguments_after(spec, ids, *where)
+        judge.unchanged({"input_ids": ids}, after[1:2], f"{name}(model, ids as a {kind}, ...)")
+        # About the arguments: the value need only have the shape of its answer.
+        if name == "value_contributions":
+            shares, position = judge.array(value, f"{name}(...)"), where[-1]
+            judge.expect(shares.shape == (len(ids),) and np.isclose(shares.sum(), 1) and np.all(
+                shares[:position + 1] > 0) and np.all(shares[position + 1:] == 0) and not np.allclose(
+                shares[:position + 1], shares[0]), f"besides leaving the ids alone, {name} returns shares: one per "
+                "token, every token up to the position some of it, summing to 1.")
+        else:
+            head_array(value[0] if name == "head_vectors" and isinstance(value, (tuple, list)) else value,
+                       f"{name}(...)", truth)
 
 
 # -- the lesson's claim, on GPT-2 small when its weights are here ------------------------

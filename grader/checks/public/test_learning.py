@@ -1,9 +1,10 @@
 """Public checks for exercise 5: slopes, and learning the sharpness by gradient descent.
 
-The judge computes what it compares with in numpy (float64): the soft
-answer, its slope (2 * sharpness * the weighted covariance of values and
-keys), central finite differences, and the least-squares sharpness of the
-noisy case by brute force over a fine grid. The lesson's claims are
+The judge computes what it compares with in numpy, float64
+(:mod:`grader.checks.learning_numpy`): the soft answer, its slope (2 *
+sharpness * the weighted covariance of values and keys), finite differences,
+gradient descent step by step, and the least-squares sharpness of the noisy
+case by brute force over a fine grid. The lesson's claims are
 measured, not quoted: the sharpness recovered from 0.1, the loss falling
 below a millionth, the nearest lookup's descent not moving at all.
 """
@@ -11,45 +12,14 @@ below a millionth, the nearest lookup's descent not moving at all.
 import numpy as np
 import pytest
 
+from grader.checks import learning_numpy as judge_descent
+from grader.checks.learning_numpy import (BEDROOMS, NINE_QUERIES, PRICES, mse, nearest_answers, recovery_hint,
+                                          rule_hint, sharpness_slope, slope_hint, soft_answers, soft_slope)
 from grader.engine import judge
-from grader.lesson import lesson
 from grader.engine.errors import SubmissionError
-
-BEDROOMS, PRICES = np.array(lesson.BEDROOMS), np.array(lesson.PRICES)
-NINE_QUERIES = np.arange(1.0, 5.01, 0.5)  # 1, 1.5, ..., 5
 TRUE_SHARPNESS = 1.5
 # float32 is enough to earn full marks: slopes to £1 per bedroom (1e-3 £k), losses to 1e-5 relative.
 SLOPE_ATOL, LOSS_RTOL = 1e-3, 1e-5
-
-
-def soft_answers(queries, sharpness, keys=BEDROOMS, values=PRICES):
-    weights = np.exp(-sharpness * (np.asarray(queries, dtype=float)[..., None] - keys) ** 2)
-    weights /= weights.sum(axis=-1, keepdims=True)
-    return weights @ values, weights
-
-
-def nearest_answers(queries, keys=BEDROOMS, values=PRICES):
-    """The nearest lookup; np.argmin takes the first of equally close keys, the kit's tie rule."""
-    return values[np.argmin(np.abs(np.asarray(queries, dtype=float)[..., None] - keys), axis=-1)]
-
-
-def soft_slope(query, sharpness, keys=BEDROOMS, values=PRICES):
-    """d(answer)/d(query) = 2 * sharpness * (weighted mean of value*key - weighted means' product)."""
-    _, w = soft_answers(query, sharpness, keys, values)
-    return 2 * sharpness * (w @ (values * keys) - (w @ values) * (w @ keys))
-
-
-def sharpness_slope(query, sharpness):
-    """d(answer)/d(sharpness): a wrong variable a learner may differentiate by."""
-    _, w = soft_answers(query, sharpness)
-    distance = (query - BEDROOMS) ** 2
-    return -(w @ (PRICES * distance) - (w @ PRICES) * (w @ distance))
-
-
-def mse(sharpness, queries, answers):
-    """The mean squared error at one sharpness, or at each of an array of them."""
-    sharpness = np.asarray(sharpness, dtype=float)[..., None, None]
-    return np.mean((soft_answers(queries, sharpness)[0] - answers) ** 2, axis=-1)
 
 
 GRAPH_CUT = ("Torch lost track of how the result depends on what you differentiate: a .item(), float(), "
@@ -149,7 +119,8 @@ def test_answer_slope_lesson(submission, query, sharpness):
         hint = "That is d(answer)/d(sharpness): the query is the tensor to differentiate by."
     elif np.isclose(slope, -expected, atol=1e-6):
         hint = "The sign is flipped: the answer rises as the query moves from 2 towards 4."
-    judge.close(slope, expected, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-6, hint=hint)
+    judge.close(slope, expected, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-6,
+                hint=slope_hint(slope, query, sharpness, hint))
 
 
 @pytest.mark.points(2)
@@ -165,8 +136,9 @@ def test_answer_slope_matches_finite_differences(submission, seed):
         ahead, _ = soft_answers(query + step, sharpness, keys, values)
         behind, _ = soft_answers(query - step, sharpness, keys, values)
         judge.close(slope, (ahead - behind) / (2 * step), f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-5,
-                    hint="The slope must include how the softmax's normalising sum moves too: let autograd "
-                         "differentiate the whole soft_answer, nothing detached.")
+                    hint=slope_hint(slope, query, sharpness, "The slope must include how the softmax's normalising "
+                                    "sum moves too: let autograd differentiate the whole soft_answer, nothing "
+                                    "detached.", keys, values))
 
 
 @pytest.mark.points(2)
@@ -187,47 +159,90 @@ def test_nearest_slope_is_zero(submission):
                    "the slope is 0. Is the answer computed by nearest_answer, not by a soft lookup?")
 
 
+FITS = {"lesson": (TRUE_SHARPNESS, 0.1), "from-above": (0.7, 3.0), "gentle": (0.3, 2.0)}
+
+
 @pytest.mark.points(3)
-def test_fit_recovers_sharpness(submission):
-    """Fitting the nine answers made at sharpness 1.5, from 0.1, recovers 1.500 (within 0.005) with a loss below 1e-6."""
-    answers, _ = soft_answers(NINE_QUERIES, TRUE_SHARPNESS)
-    sharpness, losses = fit(submission, NINE_QUERIES, answers)
-    judge.expect(len(losses) > 0, "fit_sharpness returned no losses: append loss.item() at every step.")
-    if abs(sharpness - TRUE_SHARPNESS) > 0.005:
-        if np.isclose(sharpness, np.log(TRUE_SHARPNESS), atol=0.005):
-            hint = "That is the logarithm of 1.5: return log_sharpness.exp()."
-        elif np.isclose(sharpness, 0.1):
-            hint = "It never moved from the start: does the gradient reach log_sharpness, and do you step with it?"
-        elif sharpness > 10:
-            hint = ("A step too large threw it onto the flat part, where the soft lookup has become the nearest "
-                    "one and the slope is almost 0. Is the loss the mean (not the sum), and do you step in the "
-                    "logarithm, with the given learning rate?")
-        else:
-            hint = "Follow the docstring's steps: the mean squared error, backward, a step against the gradient."
-        judge.fail(f"fit_sharpness on answers made at sharpness 1.5 returned {sharpness:.6g}. {hint}")
+@pytest.mark.parametrize("truth,start", FITS.values(), ids=FITS.keys())
+def test_fit_recovers_sharpness(submission, truth, start):
+    """Fitting nine answers made at a sharpness (1.5, the lesson's, and two others) recovers it within 0.005, the
+    loss below 1e-6, in the default 200 steps."""
+    answers, _ = soft_answers(NINE_QUERIES, truth)
+    what = f"fit_sharpness on answers made at sharpness {truth:g}, from {start:g}"
+    sharpness, losses = fit(submission, NINE_QUERIES, answers, start)
+    judge.expect(len(losses) == 200, f"{what} returned {len(losses)} losses for its 200 steps: append loss.item() "
+                 "once per step (an optimiser such as LBFGS calls its closure several times a step).")
+    if abs(sharpness - truth) > 0.005:
+        judge.fail(f"{what} returned {sharpness:.6g}. {recovery_hint(sharpness, losses, answers, truth, start)}")
     judge.expect(losses[-1] < 1e-6, f"the sharpness is {sharpness:.6g}, but the last loss is {losses[-1]:.3g}, not "
                  "below 1e-6: the loss must be the mean squared error of the answers at the current sharpness.")
+    _, expected = judge_descent.descend(NINE_QUERIES, answers, start, 2, 5e-4)
+    judge.close(losses[:2], expected, f"the first two losses of {what}", rtol=LOSS_RTOL, atol=0,
+                hint="losses[0] is the mean squared error at `start`, before any step, and losses[1] the one after a "
+                     "step of lr times the gradient.")
 
 
 @pytest.mark.points(2)
-def test_fit_losses_go_down(submission):
-    """Each gradient step lowers the loss (within a millionth of the first), a thousandfold in all."""
-    answers, _ = soft_answers(NINE_QUERIES, TRUE_SHARPNESS)
-    sharpness, losses = fit(submission, NINE_QUERIES, answers)
+@pytest.mark.parametrize("truth,start", list(FITS.values())[:2], ids=list(FITS)[:2])
+def test_fit_losses_go_down(submission, truth, start):
+    """Each gradient step lowers the loss (within a millionth of the first), a thousandfold in all, from the loss at
+    the start."""
+    answers, _ = soft_answers(NINE_QUERIES, truth)
+    sharpness, losses = fit(submission, NINE_QUERIES, answers, start)
     judge.expect(len(losses) > 1, f"fit_sharpness returned {len(losses)} losses; one per step is expected.")
+    judge.close(losses[0], float(mse(start, NINE_QUERIES, answers)), f"losses[0] of fit_sharpness(..., "
+                f"start={start:g})", rtol=LOSS_RTOL, hint="The losses are those of the fit itself: losses[0] is the "
+                "mean squared error at `start`, before any step.")
     rises = np.flatnonzero(np.diff(losses) > 1e-6 * abs(losses[0]))
+    rule = rule_hint(sharpness, losses, answers, start, len(losses))
+    _, expected = judge_descent.descend(NINE_QUERIES, answers, start, 50, 5e-4)
+    if rises.size == 0 and len(losses) >= 50 and not np.allclose(losses[:50], expected, rtol=1e-3, atol=0):
+        judge.fail(f"the losses fall, but not as gradient descent makes them: after 50 steps from {start:g} the loss "
+                   f"is {expected[-1]:.6g}, yours {losses[49]:.6g}. " +
+                   (rule or "Each loss is the mean squared error at the sharpness of that step."))
     if rises.size == 0:
         judge.expect(losses[-1] < 1e-3 * losses[0], f"the loss went from {losses[0]:.6g} to {losses[-1]:.6g} in "
-                     f"{len(losses)} steps: gradient descent from 0.1 brings it down by more than a thousand times. "
-                     "Is each loss the mean squared error at the current sharpness?")
+                     f"{len(losses)} steps: gradient descent from {start:g} brings it down by more than a thousand "
+                     "times. " + (rule or "Is each loss the mean squared error at the current sharpness?"))
         return
     step = int(rises[0]) + 1
     message = f"the loss rose from {losses[step - 1]:.6g} to {losses[step]:.6g} at step {step}"
+    if rule:
+        judge.fail(f"{message}. {rule}")
     if step == 1:
         judge.fail(f"{message}: the very first step went uphill. Move *against* the gradient: "
                    "log_sharpness -= lr * log_sharpness.grad.")
-    judge.fail(f"{message}, after falling at first. Torch adds each new gradient to the old one until you zero "
-               "it: call log_sharpness.grad.zero_() (or optimizer.zero_grad()) after every step.")
+    judge.fail(f"{message}, after falling at first: a step from there was not lr times the gradient of the mean "
+               "squared error. The docstring's descent is plain (torch.optim.SGD without momentum does it too), with "
+               "the gradient set back to zero after every step.")
+
+
+# Short runs, compared step by step with the judge's own descent: every step, and no step more or fewer.
+RUNS = {"lesson-start": (1.5, 0.3, 8, 5e-4), "larger-steps": (0.6, 2.0, 6, 1e-3)}
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("truth,start,steps,lr", RUNS.values(), ids=RUNS.keys())
+def test_fit_follows_gradient_descent(submission, truth, start, steps, lr):
+    """A short fit takes exactly the docstring's steps, log_sharpness -= lr * gradient: its losses, step by step."""
+    answers, _ = soft_answers(NINE_QUERIES, truth)
+    what = f"fit_sharpness(..., start={start:g}, steps={steps}, lr={lr:g})"
+    sharpness, losses = fit(submission, NINE_QUERIES, answers, start, steps, lr)
+    judge.expect(len(losses) == steps, f"{what} returned {len(losses)} losses; there must be exactly one per step, "
+                 f"{steps} of them.")
+    expected_sharpness, expected = judge_descent.descend(NINE_QUERIES, answers, start, steps, lr)
+    wrong = np.flatnonzero(~np.isclose(losses, expected, rtol=LOSS_RTOL, atol=0))
+    if wrong.size:
+        step = int(wrong[0])
+        hint = rule_hint(sharpness, losses, answers, start, steps, lr) or (
+            "The losses before it were right: the step from there was not lr times the gradient of the mean squared "
+            "error with respect to log_sharpness.")
+        if step == 0:
+            hint = "losses[0] is the mean squared error at `start`, before any step."
+        judge.fail(f"losses[{step}] of {what} is {losses[step]:.8g}; plain gradient descent gives "
+                   f"{expected[step]:.8g}. {hint}")
+    judge.close(sharpness, expected_sharpness, f"the sharpness after {what}", rtol=LOSS_RTOL, atol=0,
+                hint=f"After the last loss comes one more step: {steps} losses, {steps} steps, then the sharpness.")
 
 
 @pytest.mark.points(1)
@@ -253,12 +268,13 @@ def test_fit_losses_are_mean_squared_error(submission):
 def test_fit_keeps_sharpness_positive(submission):
     """Answers made at a gentle sharpness (0.05) are fitted from 0.1 with the sharpness staying positive."""
     answers, _ = soft_answers(NINE_QUERIES, 0.05)
-    sharpness, _ = fit(submission, NINE_QUERIES, answers)
+    sharpness, losses = fit(submission, NINE_QUERIES, answers)
     if sharpness <= 0:
         judge.fail(f"fit_sharpness returned a sharpness of {sharpness:.4g}. A negative sharpness rewards the "
                    "*farthest* keys. Learn its logarithm and use log_sharpness.exp(), which is always positive.")
     judge.close(sharpness, 0.05, "fit_sharpness on answers made at sharpness 0.05", atol=0.005, rtol=0,
-                hint="Learn log(sharpness), starting at log(start), and step it against its gradient.")
+                hint=rule_hint(sharpness, losses, answers) or
+                "Learn log(sharpness), starting at log(start), and step it against its gradient.")
 
 
 NOISE = 2.0  # £k: a price quoted to the nearest couple of thousand pounds
@@ -271,17 +287,21 @@ def test_fit_noisy_answers(submission):
     answers = clean + np.random.default_rng(0).normal(0, NOISE, len(clean))
     grid = np.arange(0.5, 4.0, 1e-4)
     best = grid[np.argmin(mse(grid, NINE_QUERIES, answers))]
-    sharpness, _ = fit(submission, NINE_QUERIES, answers)
+    sharpness, losses = fit(submission, NINE_QUERIES, answers)
     judge.close(sharpness, best, "fit_sharpness on noisy answers", atol=0.005, rtol=0,
-                hint=f"The sharpness with the least mean squared error is {best:.4f} for these answers (noise of "
-                     f"{NOISE:g} £k moves it off 1.5); gradient descent on the mean squared error goes there.")
+                hint=rule_hint(sharpness, losses, answers) or
+                f"The sharpness with the least mean squared error is {best:.4f} for these answers (noise of "
+                f"{NOISE:g} £k moves it off 1.5); gradient descent on the mean squared error goes there.")
+
+
+NEAREST_FITS = {"lesson": (2, 3.2, 20), "first-key": (0, 2.6, 7), "last-key": (3, 3.4, 5)}  # (which, start, steps)
 
 
 @pytest.mark.points(2)
-def test_nearest_fit_makes_no_progress(submission):
+@pytest.mark.parametrize("which,start,steps", NEAREST_FITS.values(), ids=NEAREST_FITS.keys())
+def test_nearest_fit_makes_no_progress(submission, which, start, steps):
     """Through the nearest lookup, gradient descent cannot move a misplaced key: the loss never changes."""
     answers = nearest_answers(NINE_QUERIES)
-    which, start, steps = 2, 3.2, 20
     what = f"fit_nearest_key(..., which={which}, start={start:g}, steps={steps})"
     result = learner(submission, "fit_nearest_key", NINE_QUERIES, answers, BEDROOMS, PRICES, which, start, steps,
                      graph_hint=NO_PATH)
@@ -294,25 +314,75 @@ def test_nearest_fit_makes_no_progress(submission):
     keys = BEDROOMS.copy()
     keys[which] = start
     expected = float(np.mean((nearest_answers(NINE_QUERIES, keys) - answers) ** 2))
-    judge.close(losses[0], expected, f"losses[0] of {what}",
-                hint="The loss is the mean squared error of nearest_answer with the guessed key in place.")
+    judge.close(losses[0], expected, f"losses[0] of {what}", rtol=1e-7,  # float32 gets it right to 6e-8
+                hint=f"The loss is the mean squared error of nearest_answer with the guessed key in place of "
+                     f"keys[{which}].")
 
 
+def rises_with_the_query(answers) -> bool:
+    """Soft answers of the nine queries, in order: the prices rise with the bedrooms, so the answers do too."""
+    answers = np.asarray(answers, dtype=float)
+    return answers.shape == (9,) and bool(np.all(np.diff(answers) > 0)) and bool(
+        np.all((PRICES.min() <= answers) & (answers <= PRICES.max())))
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("kind", ["arrays", "lists"])
+def test_arguments_unchanged(submission, kind):
+    """Every function of exercise 5 leaves the queries, answers, keys and values it is given as they were."""
+    made = (lambda array: array.copy()) if kind == "arrays" else (lambda array: array.tolist())
+    queries, keys, values = made(NINE_QUERIES), made(BEDROOMS), made(PRICES)
+    answers, nearest = made(soft_answers(NINE_QUERIES, 1.5)[0]), made(nearest_answers(NINE_QUERIES))
+    calls = [("soft_answer", dict(query=queries, keys=keys, values=values, sharpness=1.5)),
+             ("soft_answer", dict(query=3.0, keys=keys, values=values, sharpness=1.5)),
+             ("nearest_answer", dict(query=queries, keys=keys, values=values)),
+             ("answer_slope", dict(query=3.0, keys=keys, values=values, sharpness=1.5)),
+             ("nearest_slope", dict(query=2.9, keys=keys, values=values)),
+             ("fit_sharpness", dict(queries=queries, answers=answers, keys=keys, values=values, start=0.4, steps=5)),
+             ("fit_nearest_key", dict(queries=queries, answers=nearest, keys=keys, values=values, which=2, start=3.2,
+                                      steps=5))]
+    for name, arguments in calls:
+        what = f"{name}({', '.join(arguments)}) of {kind}"
+        value, after = getattr(submission.learning, name).arguments_after(*arguments.values())
+        judge.unchanged(arguments, after, what)
+        # This check is about the arguments: the value need only be the kind of answer it is.
+        if name == "soft_answer" and arguments["query"] is queries:
+            judge.expect(rises_with_the_query(judge.array(value, what)), f"{what} returned {judge.show(value)}: "
+                         "besides leaving the arrays alone, nine soft answers rise with the query, between the "
+                         "smallest and the largest price.")
+        elif name in ("fit_sharpness", "fit_nearest_key"):
+            _, losses = descent(value, what, "(result, losses)")
+            judge.expect(len(losses) == 5, f"{what} returned {len(losses)} losses for 5 steps.")
 # Expected values in closed form, where exp() of the scores underflows. Query 20 leaves key 5 alone: answer 420,
 # slope 0 (to 1e-100). Query 3 at sharpness s is shared by keys 2 and 4: key 4 gets sigmoid(4s(query - 3)) of the
 # weight, whose slope at 3 is s, so the answer is 275 and its slope (340 - 210) * s = 130,000 £k per bedroom.
+# Query 15 with a 25-bedroom house at £900k added lies 10 from keys 5 and 25: the weight of key 25 is
+# sigmoid(40 s (query - 15)), so the answer is 660 and its slope (900 - 420) * 10 s = 48,000 £k per bedroom.
+MANSION = (np.append(BEDROOMS, 25.0), np.append(PRICES, 900.0))
+SHARP = {"sharp": [(3.0, 1000.0, 275.0, 130_000.0, BEDROOMS, PRICES)],
+         "far": [(20.0, 10.0, 420.0, 0.0, BEDROOMS, PRICES), (15.0, 10.0, 660.0, 48_000.0, *MANSION)]}
+
+
 @pytest.mark.points(2)
-@pytest.mark.parametrize("query,sharpness,answer,slope", [(3.0, 1000.0, 275.0, 130_000.0), (20.0, 10.0, 420.0, 0.0)])
-def test_very_sharp_answers(submission, query, sharpness, answer, slope):
+@pytest.mark.parametrize("cases", SHARP.values(), ids=SHARP.keys())
+def test_very_sharp_answers(submission, cases):
     """soft_answer and answer_slope stay finite for a very sharp lookup and for a query far from every key."""
-    scores = -sharpness * (query - BEDROOMS) ** 2
+    for query, sharpness, answer, slope, keys, values in cases:
+        very_sharp_answer(submission, query, sharpness, answer, slope, keys, values)
+
+
+def very_sharp_answer(submission, query, sharpness, answer, slope, keys, values):
+    """soft_answer and answer_slope at one query of ``keys``, ``values``, against their values in closed form."""
+    scores = -sharpness * (query - keys) ** 2
     cause = (f"The scores here are {judge.show(scores, 0)}: exp() of every one of them underflows to 0, and 0/0 "
              "is NaN. Dividing exp(score) by its sum is softmax without its safety step: use torch.softmax over the "
              "keys, which subtracts the largest score first.")
-    what = f"soft_answer({query:g}, ..., sharpness={sharpness:g})"
-    received = judge.number(learner(submission, "soft_answer", query, BEDROOMS, PRICES, sharpness), what, cause)
+    records = "..." if keys is BEDROOMS else f"keys {keys.tolist()}, prices {values.tolist()}"
+    what = f"soft_answer({query:g}, {records}, sharpness={sharpness:g})"
+    received = judge.number(learner(submission, "soft_answer", query, keys, values, sharpness), what, cause)
     judge.close(received, answer, what, atol=1e-3, rtol=0)
-    what = f"answer_slope({query:g}, ..., sharpness={sharpness:g})"
-    _, received = slope_pair(learner(submission, "answer_slope", query, BEDROOMS, PRICES, sharpness), what, cause)
+    what = f"answer_slope({query:g}, {records}, sharpness={sharpness:g})"
+    _, received = slope_pair(learner(submission, "answer_slope", query, keys, values, sharpness), what, cause)
     judge.close(received, slope, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-5,
-                hint="Far from the keys, or very sharp, the answer still has a slope: the weights come from a softmax.")
+                hint=slope_hint(received, query, sharpness, "Far from the keys, or very sharp, the answer still "
+                                "has a slope: let autograd differentiate soft_answer's softmax itself.", keys, values))

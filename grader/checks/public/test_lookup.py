@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from grader.engine import judge
+from grader.engine.errors import SubmissionError
 from grader.lesson import lesson
 
 BEDROOMS, PRICES = list(lesson.BEDROOMS), list(lesson.PRICES)  # prices in thousands of pounds
@@ -30,18 +31,34 @@ def expect_found(submission, query, price, keys=BEDROOMS, values=PRICES, hint=""
                 hint=hint or "Return the value stored with the matching key, not the key or its position.")
 
 
-def expect_closer_keys_weigh_more(weights, query, keys=BEDROOMS):
-    """The anchor of the soft-lookup property checks: equal or constant weights cannot pass it."""
-    judge.expect(judge.ranked_like(weights, -np.abs(np.asarray(keys) - query)),
+def expect_closer_keys_weigh_more(weights, query, keys=BEDROOMS, sharpness=None):
+    """The anchor of the soft-lookup property checks: equal, constant or one-hot weights cannot pass it.
+
+    With ``sharpness`` given, every key whose score is far from underflowing
+    must get some weight: softmax never gives exactly 0 to a finite score.
+    """
+    distances = np.abs(np.asarray(keys, dtype=float) - query)
+    judge.expect(judge.ranked_like(weights, -distances),
                  f"for query {query:g} the weights {judge.percent(weights)} do not favour the keys closest to it: "
                  "a nearer key has a higher score, -sharpness * (query - key)^2, so it must get more weight.")
+    if sharpness is not None:
+        scores = -sharpness * distances**2
+        judge.expect(np.all(weights[scores - scores.max() > -80] > 0),  # exp(-80) is a float32 number yet
+                     f"for query {query:g} and sharpness {sharpness:g} some keys got a weight of exactly 0: "
+                     f"{judge.show(weights)}. A soft lookup gives every key a share, exp(score) over the sum, "
+                     "however small: is all the weight put on the nearest key (a hard lookup)?")
 
 
 @pytest.mark.points(1)
 def test_exact_lookup_finds_key(submission):
-    """An exact lookup finds the price of a key that is in the records."""
+    """An exact lookup finds the price of a key that is in the records, integers included (the docstring's example)."""
     for query, price in zip(BEDROOMS, PRICES):
         expect_found(submission, query, price)
+    keys, values = [int(key) for key in BEDROOMS], [int(price) for price in PRICES]
+    what = "exact_lookup(2, [1, 2, 4, 5], [150, 210, 340, 420])"
+    found = submission.lookup.exact_lookup(2, keys, values)
+    judge.expect(found is not None, f"{what}, all integers as in the docstring, returned None: key 2 is there.")
+    judge.close(judge.number(found, what), 210, what, hint="Integer keys and queries match as floats do.")
 
 
 @pytest.mark.points(1)
@@ -78,6 +95,16 @@ def test_nearest_lookup(submission):
             if found == far:
                 hint = "That is the value of the *farthest* key: use argmin, not argmax."
         judge.close(found, price, f"nearest_lookup({query:g}, ...)", hint=hint)
+    keys, values = [int(key) for key in BEDROOMS], [int(price) for price in PRICES]
+    what = "nearest_lookup(2.2, [1, 2, 4, 5], [150, 210, 340, 420])"
+    try:
+        found = submission.lookup.nearest_lookup(2.2, keys, values)
+    except SubmissionError as error:
+        if error.kind != "exception":
+            raise
+        judge.fail(f"{what}, with integer keys, raised {error.message}. Keys may be integers: compute the distances "
+                   "in a new float array (np.abs(np.asarray(keys, dtype=float) - query)), not in the keys' own dtype.")
+    judge.close(judge.number(found, what), 210, what, hint="Integer keys are keys too: the closest to 2.2 is 2.")
 
 
 @pytest.mark.points(1)
@@ -106,6 +133,14 @@ def test_lesson_table(submission):
     if np.isclose(answer, keys_mix, atol=1e-6):
         hint = "That is the weighted average of the *keys* (bedrooms); average the values (prices) instead."
     judge.close(answer, LESSON_ANSWER, "the answer for query 3", atol=1e-3, rtol=0, hint=hint)
+    answer, weights = soft(submission, 4.3, 0.8)  # beyond the lesson's example: weights the judge computes
+    scores = -0.8 * (4.3 - np.array(BEDROOMS)) ** 2
+    expected = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()
+    judge.close(weights, expected, "the weights for query 4.3, sharpness 0.8", atol=1e-6,
+                hint=f"You gave {judge.percent(weights)}; scores then softmax give {judge.percent(expected)}.")
+    answer, weights = soft(submission, 3, 1.5, [int(key) for key in BEDROOMS], [int(price) for price in PRICES])
+    judge.close(answer, LESSON_ANSWER, "the answer for query 3 with integer keys and prices", atol=1e-3, rtol=0,
+                hint="Integer queries, keys and prices are numbers like any other: turn them into floats first.")
 
 
 @pytest.mark.points(1)
@@ -117,7 +152,7 @@ def test_soft_weights_sum_to_one(submission, sharpness):
         judge.expect(np.all(weights >= 0), f"negative weights {judge.show(weights)} for query {query:g}.")
         judge.close(weights.sum(), 1.0, f"the sum of the weights for query {query:g}", atol=1e-6,
                     hint="Turn the scores into weights with softmax, which divides by the sum.")
-        expect_closer_keys_weigh_more(weights, query)
+        expect_closer_keys_weigh_more(weights, query, sharpness=sharpness)
 
 
 @pytest.mark.points(1)
@@ -132,7 +167,7 @@ def test_soft_answer_within_values(submission):
                          f"{judge.show(answer, judge.digits_to_differ(bound, answer))}, outside the "
                          f"prices' range [{min(PRICES):g}, {max(PRICES):g}]. Weights that are positive and sum "
                          "to 1 can only average the values, never go beyond them.")
-            expect_closer_keys_weigh_more(weights, float(query))
+            expect_closer_keys_weigh_more(weights, float(query), sharpness=sharpness)
 
 
 @pytest.mark.points(2)
@@ -158,6 +193,15 @@ def test_squared_distance_scores(submission):
                            f"{judge.percent(weights)}: {mistake}.")
         judge.fail(f"For query {query:g} and sharpness {sharpness:g} your weights {judge.percent(weights)} "
                    "do not follow score = -sharpness * (query - key)^2.")
+    answer, weights = judge.pair(submission.lookup.soft_lookup(query, BEDROOMS, PRICES), "soft_lookup(2.6, keys, "
+                                 "values), with no sharpness", "(answer, weights)")
+    weights = judge.array(weights, "the weights of soft_lookup(2.6, keys, values)", shape=(len(BEDROOMS),))
+    default = np.exp(-(distances**2)) / np.exp(-(distances**2)).sum()
+    hint = "The docstring's default is sharpness=1.0: def soft_lookup(query, keys, values, sharpness=1.0)."
+    if np.allclose(weights, np.exp(-1.5 * distances**2) / np.exp(-1.5 * distances**2).sum(), atol=1e-6):
+        hint = "Those are the weights of sharpness 1.5, the lesson's: the default is 1.0. " + hint
+    judge.close(weights, default, "the weights of soft_lookup(2.6, keys, values), with no sharpness", atol=1e-6,
+                hint=hint)
 
 
 @pytest.mark.points(1)
@@ -190,6 +234,18 @@ def test_sharpness_limits(submission):
     judge.close(answer, float(np.mean(PRICES)), "soft_lookup(3.7, sharpness=0.0000001)", atol=0.01,
                 hint="With sharpness near 0 every score is near 0, the weights are equal, and the answer "
                      "is the plain mean of the prices.")
+    try:  # sharpness 0 itself is allowed (>= 0): every score is 0
+        answer, weights = soft(submission, 3.7, 0.0)
+    except SubmissionError as error:
+        if error.kind != "exception":
+            raise
+        judge.fail(f"soft_lookup(3.7, sharpness=0) raised {error.message}. A sharpness of 0 is allowed (the "
+                   "docstring says >= 0): every score is then 0, the weights are equal and the answer is the mean "
+                   "price. Multiply the squared distances by the sharpness; never divide by it.")
+    judge.close(weights, [0.25] * 4, "the weights of soft_lookup(3.7, sharpness=0)", atol=1e-9,
+                hint="A sharpness of 0 makes every score 0: equal weights.")
+    judge.close(answer, float(np.mean(PRICES)), "soft_lookup(3.7, sharpness=0)", atol=1e-6,
+                hint="Equal weights average the prices: the plain mean.")
 
 
 @pytest.mark.points(2)
@@ -206,37 +262,76 @@ def test_many_queries(submission):
                     hint="Row i must be the weights of query i alone: give the queries a new axis, "
                          "queries[:, None] - keys, and softmax along the last axis.")
         judge.close(answers[row], one_answer, f"answer {row} (query {query:g})", atol=1e-6)
-        expect_closer_keys_weigh_more(weights[row], float(query))
+        expect_closer_keys_weigh_more(weights[row], float(query), sharpness=1.5)
+
+
+# A 25-bedroom house sold for £900k: query 15 then lies 10 from keys 5 and 25 alike, far from both; a -30 (a
+# typo, say) at £40k leaves query -14.5 15.5 from keys -30 and 1.
+MANSION = (BEDROOMS + [25.0], PRICES + [900.0])
+SHARP_AND_FAR = {"sharp": [(3.0, 1000.0, BEDROOMS, PRICES)],
+                 "far": [(20.0, 10.0, BEDROOMS, PRICES), (15.0, 10.0, *MANSION)],
+                 "far-below": [(-15.0, 10.0, BEDROOMS, PRICES), (-14.5, 10.0, [-30.0] + BEDROOMS, [40.0] + PRICES)]}
+
+
+def underflow_cause(submission, scores) -> str:
+    """Why weights of ``scores`` are NaN: the learner's softmax, tried on them, says whether it is the cause."""
+    try:
+        theirs = np.asarray(submission.softmax.softmax(scores), dtype=float)
+    except (SubmissionError, TypeError, ValueError):
+        theirs = None
+    if theirs is not None and theirs.shape == scores.shape and not np.all(np.isfinite(theirs)):
+        return (f"The scores here are {judge.show(scores, 0)}, and your softmax (exercise 1) itself gives NaN for them: "
+                "there, subtract the largest score (not the first one), and this follows.")
+    return (f"The scores here are {judge.show(scores, 0)}: exp() of every one of them underflows to 0, and 0/0 is "
+            "NaN. Dividing exp(score) by its sum is softmax without its safety step: pass the scores to your softmax, "
+            "which subtracts the largest score first, so the best key's exp() is exactly 1.")
 
 
 @pytest.mark.points(2)
-@pytest.mark.parametrize("query,sharpness", [(3.0, 1000.0), (20.0, 10.0), (-15.0, 10.0)])
-def test_very_sharp_and_far_queries(submission, query, sharpness):
+@pytest.mark.parametrize("lookups", SHARP_AND_FAR.values(), ids=SHARP_AND_FAR.keys())
+def test_very_sharp_and_far_queries(submission, lookups):
     """A very sharp lookup, or a query far from every key, still answers: all the weight on the nearest key(s)."""
-    what = f"soft_lookup({query:g}, ..., sharpness={sharpness:g})"
-    scores = -sharpness * (query - np.array(BEDROOMS)) ** 2
-    answer, weights = judge.pair(submission.lookup.soft_lookup(query, BEDROOMS, PRICES, sharpness), what,
-                                 "(answer, weights)")
-    weights = judge.finite(weights, f"the weights of {what}", shape=(len(BEDROOMS),), cause=(
-        f"The scores here are {judge.show(scores, 0)}: exp() of every one of them underflows to 0, and 0/0 is "
-        "NaN. Dividing exp(score) by its sum is softmax without its safety step: pass the scores to your softmax, "
-        "which subtracts the largest score first, so the best key's exp() is exactly 1."))
-    expected = judge.all_on_the_best(scores)  # the runner-up trails by hundreds: exp() of that is below 1e-100
-    judge.close(weights, expected, f"the weights of {what}", atol=1e-6,
-                hint="Only the nearest key (or the two equally near) should get weight.")
-    judge.close(judge.number(answer, f"the answer of {what}"), float(expected @ PRICES), f"the answer of {what}",
-                atol=1e-3, rtol=0, hint="The answer is sum(weights * values).")
+    for query, sharpness, keys, values in lookups:
+        what = f"soft_lookup({query:g}, ..., sharpness={sharpness:g})"
+        if keys is not BEDROOMS:
+            what = f"soft_lookup({query:g}, keys {keys}, prices {values}, sharpness={sharpness:g})"
+        scores = -sharpness * (query - np.array(keys)) ** 2
+        answer, weights = judge.pair(submission.lookup.soft_lookup(query, keys, values, sharpness), what,
+                                     "(answer, weights)")
+        weights = judge.array(weights, f"the weights of {what}", shape=(len(keys),), finite=False)
+        if not np.all(np.isfinite(weights)):
+            judge.finite(weights, f"the weights of {what}", cause=underflow_cause(submission, scores))
+        expected = judge.all_on_the_best(scores)  # the runner-up trails by hundreds: exp() of that is below 1e-100
+        judge.close(weights, expected, f"the weights of {what}", atol=1e-6,
+                    hint="Only the nearest key (or the two equally near) should get weight.")
+        judge.close(judge.number(answer, f"the answer of {what}"), float(expected @ values), f"the answer of {what}",
+                    atol=1e-3, rtol=0, hint="The answer is sum(weights * values).")
+
+
+# Every kind of input the docstrings allow: a number or an array of queries, lists or arrays of records, integers.
+ARGUMENTS = {
+    "arrays": (np.array(BEDROOMS), np.array(PRICES), 2.0, 2.4, 3.0),
+    "lists": (list(BEDROOMS), list(PRICES), 4.0, 4.4, np.array([1.5, 4.0])),
+    "integer-arrays": (np.array(BEDROOMS, dtype=int), np.array(PRICES, dtype=int), 5, 3.3, np.array([3.0])),
+}
 
 
 @pytest.mark.points(1)
-def test_arguments_unchanged(submission):
-    """The lookups leave the queries, keys and values they are given as they were."""
-    keys, values = np.array(BEDROOMS), np.array(PRICES)
-    calls = {"exact_lookup": ((2.0, keys, values), 210.0), "nearest_lookup": ((2.4, keys, values), 210.0),
-             "soft_lookup": ((np.array([3.0]), keys, values, 1.5), [LESSON_ANSWER])}
-    for name, (args, expected) in calls.items():
+@pytest.mark.parametrize("keys,values,exact,nearest,soft_query", ARGUMENTS.values(), ids=ARGUMENTS.keys())
+def test_arguments_unchanged(submission, keys, values, exact, nearest, soft_query):
+    """The lookups leave the queries, keys and values they are given as they were, whatever their kind."""
+    calls = {"exact_lookup": (exact, keys, values), "nearest_lookup": (nearest, keys, values),
+             "soft_lookup": (soft_query, keys, values, 1.5)}
+    for name, args in calls.items():
+        what = f"{name}({judge.show(args[0])}, keys, values{', 1.5' if name == 'soft_lookup' else ''})"
         value, after = getattr(submission.lookup, name).arguments_after(*args)
-        judge.unchanged(dict(zip(("query", "keys", "values", "sharpness"), args)), after, f"{name}(...)")
-        answer = judge.pair(value, f"{name}(...)", "(answers, weights)")[0] if name == "soft_lookup" else value
-        judge.close(judge.array(answer, f"the answer of {name}(...)"), expected, f"the answer of {name}(...)",
-                    atol=1e-3, hint="Besides leaving the arrays alone, the answer must be right.")
+        judge.unchanged(dict(zip(("query", "keys", "values", "sharpness"), args)), after, what)
+        # About the arguments: a wrong answer loses its own checks; here it need only be the kind of answer it is.
+        if name == "soft_lookup":
+            weights = judge.array(judge.pair(value, what, "(answers, weights)")[1], f"the weights of {what}")
+            for row, query in zip(weights.reshape(-1, len(keys)), np.ravel(soft_query)):
+                expect_closer_keys_weigh_more(row, float(query), keys, sharpness=1.5)
+        else:
+            judge.expect(judge.number(value, what) in list(np.asarray(values, dtype=float)),
+                         f"{what} returned {judge.show(value)}: besides leaving the arrays alone, a lookup returns "
+                         "one of the values.")

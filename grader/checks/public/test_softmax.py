@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from grader.engine import judge
+from grader.engine.errors import SubmissionError
 
 # The scores of the two-number example (exercise 3) and the weights the lesson gives them.
 LESSON_SCORES = [-1.53, 2.44, 0.79, -1.05, -0.64]
@@ -41,8 +42,9 @@ def diagnose_sums(weights, axis):
 
 
 def expect_weights(weights, x, axis=-1):
-    """Softmax's three properties: positive (0 only for -inf), summing to 1, in the order of the scores."""
-    judge.expect(np.all(weights[x > -np.inf] > 0), f"some weights are not positive: {judge.show(weights)}. "
+    """Softmax's three properties: positive (but where exp() underflows), summing to 1, in the order of the scores."""
+    within = x - np.max(x, axis=axis, keepdims=True) > -700  # exp() of a score 745 below the largest underflows to 0
+    judge.expect(np.all(weights[within] > 0), f"some weights are not positive: {judge.show(weights)}. "
                  "exp() of any finite score is positive, so every weight must be too.")
     judge.expect(np.allclose(weights.sum(axis=axis), 1, atol=1e-6), diagnose_sums(weights, axis))
     if not judge.ranked_like(weights, x, axis):
@@ -53,11 +55,22 @@ def expect_weights(weights, x, axis=-1):
 
 @pytest.mark.points(2)
 def test_lesson_scores(submission):
-    """The two-number example: scores [-1.53, 2.44, 0.79, -1.05, -0.64] give 77.68% to "cat"."""
+    """The two-number example gives 77.68% to "cat"; the docstring's integer scores [2, 1, 0] give 66.5%."""
     weights = weights_of(submission, LESSON_SCORES)
     judge.close(weights, LESSON_WEIGHTS, "softmax of the lesson's scores", atol=6e-5, rtol=0,
                 hint=f"In percent you gave {judge.percent(weights)}; the lesson has "
                      f"{judge.percent(LESSON_WEIGHTS)}. Softmax is exp(score) divided by the sum of exp(score).")
+    integers = np.array([2, 1, 0])  # scores may be integers: the docstring's own example
+    try:
+        received = submission.softmax.softmax(integers)
+    except SubmissionError as error:
+        if error.kind != "exception":
+            raise
+        judge.fail(f"softmax(np.array([2, 1, 0])), integer scores, raised {error.message}. Scores may be integers: "
+                   "turn them into floats first (np.asarray(x, dtype=float), or a float64 tensor).")
+    judge.close(judge.array(received, "softmax of the integer scores [2, 1, 0]", shape=(3,)),
+                np.exp(integers) / np.exp(integers).sum(), "softmax of the integer scores [2, 1, 0]",
+                hint="The docstring's example: weights [0.665, 0.245, 0.090]. Integer scores are scores too.")
 
 
 @pytest.mark.points(2)
@@ -97,17 +110,27 @@ def test_shift_invariance(submission):
     expect_weights(base, x)
 
 
+LARGE = {"plus-1000": [1000.0, 999.0, 997.0], "minus-1000": [-1000.0, -1001.0, -1003.0],
+         "spread-1000": [-1000.0, 0.0, -1.0]}  # the last: one row whose scores lie 1000 apart
+
+
 @pytest.mark.points(2)
-@pytest.mark.parametrize("big", [1000.0, -1000.0], ids=["plus-1000", "minus-1000"])
-def test_large_scores(submission, big):
-    """Scores of +1000 or -1000 give finite weights: no overflow, no NaN."""
-    x = np.array([big, big - 1.0, big - 3.0])
+@pytest.mark.parametrize("scores", LARGE.values(), ids=LARGE.keys())
+def test_large_scores(submission, scores):
+    """Scores of +1000 or -1000, or 1000 apart in one row, give finite weights: no overflow, no NaN."""
+    x = np.array(scores)
     # NaN or infinity here has one cause, which the scores show: name it, not every way softmax can give NaN.
-    what = "overflows to inf, and inf/inf is NaN" if big > 0 else "underflows to 0, and 0/0 is NaN"
-    weights = judge.finite(submission.softmax.softmax(x), f"softmax({judge.show(x)})", shape=(3,), cause=(
-        f"exp() of every one of these scores {what}. Only the differences between scores matter: subtract the "
-        "largest score first, so that the largest exp() is exactly 1."))
-    expected = np.exp([0.0, -1.0, -3.0]) / np.exp([0.0, -1.0, -3.0]).sum()
+    if x[0] != x.max():  # the largest score is not the first: only a shift by the largest keeps exp() finite
+        cause = ("These scores lie 1000 apart: shifted by any score but the largest (the first, or the smallest), "
+                 "the largest becomes +1000 and exp(1000) overflows to inf, and inf/inf is NaN. Subtract the largest "
+                 "score along the axis, np.max(x, axis=axis, keepdims=True).")
+    else:
+        what = "overflows to inf, and inf/inf is NaN" if x[0] > 0 else "underflows to 0, and 0/0 is NaN"
+        cause = (f"exp() of every one of these scores {what}. Only the differences between scores matter: subtract "
+                 "the largest score first, so that the largest exp() is exactly 1.")
+    weights = judge.finite(submission.softmax.softmax(x), f"softmax({judge.show(x)})", shape=(3,), cause=cause)
+    expect_weights(weights, x)  # a wrong sum has its own cause (divided by the max, say), whatever the scores
+    expected = np.exp(x - x.max()) / np.exp(x - x.max()).sum()
     judge.close(weights, expected, f"softmax({judge.show(x)})", atol=1e-6,
                 hint="Only the differences between scores matter: subtract the largest score first.")
 
@@ -116,7 +139,14 @@ def test_large_scores(submission, big):
 def test_minus_infinity_gets_zero(submission):
     """A score of -inf (a masked entry) gets a weight of exactly 0."""
     x = np.array([[1.0, -np.inf, 0.5], [-np.inf, 2.0, -np.inf]])
-    weights = judge.array(submission.softmax.softmax(x), "softmax with -inf scores", shape=x.shape)
+    weights = judge.array(submission.softmax.softmax(x), "softmax with -inf scores", shape=x.shape, finite=False)
+    nan_rows = np.isnan(weights).any(axis=1)
+    if nan_rows.any() and np.array_equal(nan_rows, np.isneginf(x[:, 0])):  # NaN exactly where the first is -inf
+        judge.fail(f"softmax with -inf scores is NaN in row {np.flatnonzero(nan_rows).tolist()}, exactly where the "
+                   "first score is -inf: shifted by the first score, that row becomes -inf - (-inf), which is NaN. "
+                   "Subtract each row's largest score, np.max(x, axis=axis, keepdims=True): it is finite as long as "
+                   "one score of the row is.")
+    weights = judge.array(weights, "softmax with -inf scores")
     judge.expect(np.all(weights[np.isinf(x)] == 0),
                  f"entries with score -inf got weights {judge.show(weights[np.isinf(x)])}, not exactly 0.")
     expect_weights(weights, x)
@@ -151,11 +181,27 @@ def test_rows_far_apart(submission, axis):
                 hint="Each row keeps the weights of the same scores moved near 0: a row's shift cancels.")
 
 
+def weights_along_some_axis(weights, x) -> bool:
+    """Whether ``weights`` are softmax-like weights of ``x`` along one of its axes, whichever that is."""
+    return any(np.all(weights > 0) and np.allclose(weights.sum(axis=axis), 1, atol=1e-6)
+               and judge.ranked_like(weights, x, axis) for axis in range(x.ndim))
+
+
+# Every kind of scores the docstring allows: a vector, a matrix along either axis, a 3-D array, a nested list.
+ARGUMENTS = {"vector": (scores((5,), seed=4), -1), "matrix": (scores((3, 4), seed=4), -1),
+             "matrix-axis0": (scores((3, 4), seed=5), 0), "3-D": (scores((2, 3, 4), seed=6), 1),
+             "list": (scores((2, 3), seed=7).tolist(), -1)}
+
+
 @pytest.mark.points(1)
-def test_arguments_unchanged(submission):
-    """softmax leaves the scores it is given as they were: the caller still needs them."""
-    x = scores((3, 4), seed=4)
-    for axis in (-1, 0):
-        weights, after = submission.softmax.softmax.arguments_after(x, axis)
-        judge.unchanged({"x": x, "axis": axis}, after, f"softmax(x, axis={axis})")
-        expect_weights(judge.array(weights, f"softmax(x, axis={axis})", shape=x.shape), x, axis)
+@pytest.mark.parametrize("x,axis", ARGUMENTS.values(), ids=ARGUMENTS.keys())
+def test_arguments_unchanged(submission, x, axis):
+    """softmax leaves the scores it is given as they were, whatever their kind: the caller still needs them."""
+    what = f"softmax(x, axis={axis}) of {'a list' if isinstance(x, list) else f'an array of shape {np.shape(x)}'}"
+    weights, after = submission.softmax.softmax.arguments_after(x, axis)
+    judge.unchanged({"x": x, "axis": axis}, after, what)
+    # Weights along some axis: this check is about the arguments, and a wrong axis loses test_axis, not this one.
+    weights = judge.array(weights, what, shape=np.shape(x))
+    judge.expect(weights_along_some_axis(weights, np.asarray(x)),
+                 f"{what} returned {judge.show(weights)}: besides leaving the scores alone, the result must be "
+                 "weights, positive and summing to 1, in the order of the scores.")

@@ -1,0 +1,170 @@
+"""Exercise 5 as the judge computes it, in numpy: soft and nearest answers, slopes, and gradient descent.
+
+The soft answer's slope is in closed form, and a learner's slope is matched
+against finite differences of several steps, so a verdict can say when a
+slope is one. The fits are compared step by step with :func:`descend` (the
+docstring's rule: ``log_sharpness -= lr * gradient``), and a trajectory that
+differs is matched against the same descent made by another rule, so the
+verdict names what the code did: Adam's steps, momentum, a gradient never
+set back to zero, a step uphill. Everything is float64 and closed-form: the
+loss is the mean squared error of the soft answers, and its gradient with
+respect to the log of the sharpness comes from the softmax's own derivative.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.lesson import lesson
+
+BEDROOMS, PRICES = np.array(lesson.BEDROOMS), np.array(lesson.PRICES)
+NINE_QUERIES = np.arange(1.0, 5.01, 0.5)  # 1, 1.5, ..., 5: the queries the fits are made on
+
+
+def soft_answers(queries, sharpness, keys=BEDROOMS, values=PRICES):
+    """(answers, weights) of the soft lookup, shifted by the largest score so that any sharpness stays finite."""
+    scores = -np.asarray(sharpness, dtype=float) * (np.asarray(queries, dtype=float)[..., None] - keys) ** 2
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights @ values, weights
+
+
+def nearest_answers(queries, keys=BEDROOMS, values=PRICES):
+    """The nearest lookup; np.argmin takes the first of equally close keys, the kit's tie rule."""
+    return values[np.argmin(np.abs(np.asarray(queries, dtype=float)[..., None] - keys), axis=-1)]
+
+
+def soft_slope(query, sharpness, keys=BEDROOMS, values=PRICES):
+    """d(answer)/d(query) = 2 * sharpness * (weighted mean of value*key - weighted means' product)."""
+    _, w = soft_answers(query, sharpness, keys, values)
+    return 2 * sharpness * (w @ (values * keys) - (w @ values) * (w @ keys))
+
+
+def sharpness_slope(query, sharpness):
+    """d(answer)/d(sharpness): a wrong variable a learner may differentiate by."""
+    _, w = soft_answers(query, sharpness)
+    distance = (query - BEDROOMS) ** 2
+    return -(w @ (PRICES * distance) - (w @ PRICES) * (w @ distance))
+
+
+def mse(sharpness, queries, answers):
+    """The mean squared error at one sharpness, or at each of an array of them."""
+    sharpness = np.asarray(sharpness, dtype=float)[..., None, None]
+    return np.mean((soft_answers(queries, sharpness)[0] - answers) ** 2, axis=-1)
+
+
+def finite_difference(slope, query, sharpness, keys=BEDROOMS, values=PRICES) -> str | None:
+    """"a forward difference with a step of 0.001", say, if ``slope`` is one (and not the slope itself)."""
+    if np.isclose(slope, soft_slope(query, sharpness, keys, values), rtol=1e-9, atol=1e-9):
+        return None
+    for step in 10.0 ** -np.arange(1, 9):
+        ahead, behind, here = (float(soft_answers(query + shift, sharpness, keys, values)[0])
+                               for shift in (step, -step, 0.0))
+        for kind, estimate in [("forward", (ahead - here) / step), ("backward", (here - behind) / step),
+                               ("central", (ahead - behind) / (2 * step))]:
+            if np.isclose(slope, estimate, rtol=1e-7, atol=1e-7):
+                return f"a {kind} difference with a step of {step:g}"
+    return None
+
+
+def slope_hint(slope, query, sharpness, otherwise: str, keys=BEDROOMS, values=PRICES) -> str:
+    """``otherwise``, unless the slope is a finite difference: then say so, and what it costs."""
+    difference = finite_difference(slope, query, sharpness, keys, values)
+    if difference is None:
+        return otherwise
+    return (f"That is {difference}, not the slope: a difference quotient is off by an amount that grows with the step "
+            "and with how sharply the answer bends (here more than the tolerance). Let autograd give the slope "
+            "itself: backward() on the answer, then query.grad.")
+
+
+
+# Another rule's descent, as a verdict names it: "that is what <rule> gives".
+RULES = {
+    "adam": "Adam (torch.optim.Adam), whose steps are about lr long whatever the gradient's size, so that it creeps "
+            "where plain descent strides",
+    "momentum": "gradient descent with momentum (torch.optim.SGD(..., momentum=0.9)), each step adding most of the "
+                "one before",
+    "accumulated": "gradient descent whose gradient is never set back to zero: torch adds each new gradient to the "
+                   "old ones until log_sharpness.grad.zero_() (or optimizer.zero_grad())",
+    "uphill": "a descent that steps *with* the gradient, uphill: move against it, log_sharpness -= lr * "
+              "log_sharpness.grad",
+}
+
+
+def loss_and_gradient(log_sharpness: float, queries, answers, keys=BEDROOMS, values=PRICES) -> tuple[float, float]:
+    """The mean squared error of the soft answers at ``exp(log_sharpness)``, and its derivative by the log."""
+    sharpness = np.exp(log_sharpness)
+    squared = (np.asarray(queries, dtype=float)[:, None] - np.asarray(keys, dtype=float)) ** 2
+    scores = -sharpness * squared
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights /= weights.sum(axis=1, keepdims=True)
+    values = np.asarray(values, dtype=float)
+    errors = weights @ values - np.asarray(answers, dtype=float)
+    # d(answer)/d(sharpness) = -(weighted mean of value * d^2) + (weighted mean of value) * (weighted mean of d^2)
+    slopes = -(weights * values * squared).sum(axis=1) + (weights @ values) * (weights * squared).sum(axis=1)
+    return float(np.mean(errors**2)), float(sharpness * np.mean(2 * errors * slopes))
+
+
+def descend(queries, answers, start: float, steps: int, lr: float, rule: str = "plain", keys=BEDROOMS,
+            values=PRICES) -> tuple[float, list[float]]:
+    """``(sharpness, losses)`` of ``steps`` steps from ``start`` by ``rule`` ("plain", or one of :data:`RULES`)."""
+    theta, losses, moment, second, gradients = float(np.log(start)), [], 0.0, 0.0, 0.0
+    for step in range(1, steps + 1):
+        loss, gradient = loss_and_gradient(theta, queries, answers, keys, values)
+        losses.append(loss)
+        if not np.isfinite(theta + gradient):
+            break
+        if rule == "plain":
+            theta -= lr * gradient
+        elif rule == "uphill":
+            theta += lr * gradient
+        elif rule == "momentum":  # torch's SGD: the buffer starts as the first gradient
+            moment = gradient if step == 1 else 0.9 * moment + gradient
+            theta -= lr * moment
+        elif rule == "accumulated":
+            gradients += gradient
+            theta -= lr * gradients
+        elif rule == "adam":  # torch's defaults: betas (0.9, 0.999), eps 1e-8, bias corrected
+            moment = 0.9 * moment + 0.1 * gradient
+            second = 0.999 * second + 0.001 * gradient**2
+            theta -= lr * (moment / (1 - 0.9**step)) / (np.sqrt(second / (1 - 0.999**step)) + 1e-8)
+        else:
+            raise ValueError(f"no rule {rule!r}")
+    with np.errstate(over="ignore"):
+        return float(np.exp(theta)), losses
+
+
+def other_rule(losses, sharpness: float, queries, answers, start: float, steps: int, lr: float, keys=BEDROOMS,
+               values=PRICES) -> str | None:
+    """The rule of :data:`RULES` whose descent gives these losses, or ends at this sharpness where plain descent
+    does not, in words; else None."""
+    plain, _ = descend(queries, answers, start, steps, lr, "plain", keys, values)
+    for rule, words in RULES.items():
+        end, expected = descend(queries, answers, start, steps, lr, rule, keys, values)
+        if len(losses) == len(expected) and np.allclose(losses, expected, rtol=1e-4, atol=0):
+            return words
+        distinct = np.isfinite(end) and not np.isclose(end, plain, rtol=1e-3, atol=0)
+        if distinct and np.isclose(sharpness, end, rtol=1e-6, atol=0):
+            return words
+    return None
+
+
+def rule_hint(sharpness, losses, answers, start=0.1, steps=200, lr=5e-4) -> str | None:
+    """"That is what Adam gives...", when another optimiser's descent explains the fit (see RULES)."""
+    rule = other_rule(losses, sharpness, NINE_QUERIES, answers, start, steps, lr)
+    return f"That is what {rule} gives. The docstring's descent steps by lr times the gradient." if rule else None
+
+
+def recovery_hint(sharpness, losses, answers, truth, start) -> str:
+    """Why a fit did not end at the sharpness that made its answers: the likeliest cause first."""
+    if rule := rule_hint(sharpness, losses, answers, start):
+        return rule
+    if np.isclose(sharpness, np.log(truth), atol=0.005):
+        return f"That is the logarithm of {truth:g}: return log_sharpness.exp()."
+    if np.isclose(sharpness, start):
+        return "It never moved from the start: does the gradient reach log_sharpness, and do you step with it?"
+    if sharpness > 10:
+        return ("A step too large threw it onto the flat part, where the soft lookup has become the nearest one and "
+                "the slope is almost 0. Is the loss the mean (not the sum), and do you step in the logarithm, with "
+                "the given learning rate?")
+    return "Follow the docstring's steps: the mean squared error, backward, a step against the gradient."

@@ -1,0 +1,102 @@
+"""How long a call into a worker took, by the kernel's accounts rather than by the clock on the wall.
+
+On a busy machine (a class server grading with ``--jobs``, a learner's old
+laptop) a call's wall time grows with everything else that runs, and right
+code would run past a limit measured on the wall. So a call is held to its
+limit in the worker's own CPU time: what the kernel counts for the worker's
+process, all its threads together, read by the judge from
+``/proc/<pid>/stat`` of the pid the trusted supervisor reported. The worker
+runs learner code, which can lie in anything it sends, but not in that.
+
+Code that waits instead of computing (a sleep, a read that never returns)
+uses no CPU time, so a backstop holds the call's wall time too, less the time
+the kernel kept the worker queued for a processor (``/proc/<pid>/schedstat``):
+waiting of the worker's own making, which a busy machine does not lengthen,
+may last :data:`WAITING_FACTOR` times the limit. What a call costs the
+submission's time budget is the larger of the two. Where ``/proc`` cannot be
+read (not Linux), both are the wall time, as they were before.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+WAITING_FACTOR = 2.0  # a call may wait (sleep, block) for this many times its limit before it is stopped
+TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A worker's clocks at one moment: CPU time, time queued for a processor, and the judge's monotonic time."""
+
+    cpu: float
+    queued: float
+    wall: float
+
+
+def read(pid: int | None) -> Reading | None:
+    """The clocks of process ``pid``, or None where the kernel does not show them (no such process, no /proc)."""
+    wall = time.monotonic()
+    if not pid:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+        # The name in parentheses is the process's own to choose (parentheses and spaces included): split after it.
+        fields = stat[stat.rindex(b")") + 2:].split()
+        cpu = (int(fields[11]) + int(fields[12])) / TICKS  # utime and stime, fields 14 and 15 of stat(5)
+    except (OSError, ValueError, IndexError):
+        return None
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as handle:
+            queued = int(handle.read().split()[1]) / 1e9  # nanoseconds runnable but not running
+    except (OSError, ValueError, IndexError):
+        queued = 0.0
+    return Reading(cpu, queued, wall)
+
+
+class Meter:
+    """One call's clocks, from the moment its request is sent; :meth:`left` says how long the judge may wait.
+
+    ``limit`` is the call's time limit (CPU seconds), ``budget`` what is left
+    of the submission's time budget (None: no budget). :attr:`bound` names
+    what stopped the call once :meth:`left` reached 0: "computing",
+    "waiting" or "budget".
+    """
+
+    def __init__(self, pid: int | None, limit: float, budget: float | None = None):
+        self.pid, self.limit, self.budget = pid, limit, budget
+        self.start = read(pid)
+        self.started = time.monotonic()
+        self.bound: str | None = None
+        self.last = (0.0, 0.0)
+
+    def used(self) -> tuple[float, float]:
+        """(CPU seconds, seconds of its own waiting or computing) the call has taken so far.
+
+        Once the worker is gone, what was last read: its clocks go with it.
+        """
+        wall = time.monotonic() - self.started
+        now = read(self.pid)
+        if self.start is None:
+            self.last = (wall, wall)
+        elif now is not None:
+            self.last = (now.cpu - self.start.cpu, max(wall - (now.queued - self.start.queued), 0.0))
+        return self.last
+
+    def charge(self) -> float:
+        """What the call costs the submission's time budget: its CPU time, or its own waiting where longer."""
+        return max(self.used())
+
+    def left(self) -> float:
+        """Seconds the call may still take before one of its bounds is reached (0 or less: stop it now)."""
+        cpu, own = self.used()
+        room = {"computing": self.limit - cpu, "waiting": WAITING_FACTOR * self.limit - own}
+        if self.budget is not None:
+            room["budget"] = self.budget - max(cpu, own)
+        bound = min(room, key=room.get)
+        if room[bound] <= 0:
+            self.bound = bound
+        return room[bound]

@@ -1,0 +1,129 @@
+"""A call's time limit counts the worker's own computing, not how busy the machine is.
+
+The README's rules state the limits: a call may compute for its time limit in
+CPU time (read by the judge from the kernel, never from the worker), may wait
+(sleep, block) for twice that, and is run once more on a fresh worker, with
+room for a first call's one-time costs, before it is called a hang. These
+tests grade right code on a machine made busy on purpose and assert the
+verdicts, never a duration.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import time
+
+import pytest
+
+from helpers import cpu_hog, make_submission, softlookup
+from grader.engine import clock
+from grader.engine.errors import SubmissionError
+from grader.engine.slot import Limits
+from test_sandbox import learner_session, modules_in
+
+TIMED = '''
+import time
+
+def burn(seconds):
+    """Compute for `seconds` of this process's CPU time, then answer."""
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    return seconds
+
+_first_call = True
+
+def costly_once():
+    """A first call pays 1.5 s once, as a library's lazy import does; later calls cost nothing."""
+    global _first_call
+    if _first_call:
+        _first_call = False
+        burn(1.5)
+    return 1
+
+def sleep(seconds):
+    time.sleep(seconds)
+    return seconds
+'''
+
+
+@pytest.fixture
+def timed(tmp_path):
+    with learner_session(modules_in(tmp_path / "timed", {"timed": TIMED}), Limits(time=1.0)) as pair:
+        yield pair
+
+
+def test_the_clocks_are_the_kernels():
+    """This process's clocks read from /proc: computing is CPU time, sleeping is waiting."""
+    reading = clock.read(os.getpid())
+    assert reading is not None and reading.cpu > 0
+    computing = clock.Meter(os.getpid(), 0.2)
+    while computing.left() > 0:
+        pass
+    waiting = clock.Meter(os.getpid(), 0.1)
+    while waiting.left() > 0:
+        time.sleep(0.02)
+    assert (computing.bound, waiting.bound) == ("computing", "waiting")
+    assert clock.read(None) is None and clock.read(2**22 + 1) is None  # no such process: the wall clock decides
+
+
+def test_right_code_keeps_its_answers_on_a_busy_machine(timed):
+    """0.6 s of computing under a 1 s limit, five times, with four busy loops per core running beside it."""
+    learner, session = timed
+    session.begin_submission(budget=4.0)  # 3 s of computing in all: the queueing is not charged
+    with cpu_hog():
+        answers = [learner.timed.burn(0.6) for _ in range(5)]
+    assert answers == [0.6] * 5
+
+
+def test_a_one_time_cost_is_not_a_hang(timed):
+    """A first call that pays 1.5 s once runs past the 1 s limit; its second run, on a fresh worker, may pay it."""
+    learner, session = timed
+    assert learner.timed.costly_once() == 1
+    assert learner.timed.costly_once() == 1 and not session.hung
+
+
+def test_waiting_is_held_to_the_backstop(timed):
+    learner, _ = timed
+    with pytest.raises(SubmissionError, match="waited for more than 2 s without computing, and again on a fresh "
+                                              "worker") as error:
+        learner.timed.sleep(60)
+    assert error.value.kind == "timeout"
+
+
+def test_computing_too_long_is_a_hang(timed):
+    learner, _ = timed
+    with pytest.raises(SubmissionError, match=r"computed for more than its 1 s time limit \(of CPU time") as error:
+        learner.timed.burn(30)
+    assert error.value.kind == "timeout" and "again on a fresh worker" in str(error.value)
+
+
+# -- a class, graded twice: on a quiet machine and on a busy one -----------------------------------------------------
+
+def test_a_class_gets_the_same_grades_on_a_busy_machine(tmp_path):
+    """`softlookup grade --jobs 2` of the learning exercise, quiet and then under four busy loops per core.
+
+    The class holds the reference and right answers that compute slowly
+    (a Python loop per query: 1.3 s of CPU per fit on an idle machine) or
+    pay a one-time cost (torch.func's first gradient), which lost up to 20
+    of 28 points on a busy machine when a call was held to its wall time.
+    """
+    from wild import RIGHT, SLOW_RIGHT
+
+    submissions = tmp_path / "class"
+    make_submission(submissions / "reference")
+    for index, name in enumerate(SLOW_RIGHT):
+        make_submission(submissions / f"student-{index}", files=RIGHT[name])
+
+    def grades(out):
+        done = softlookup("grade", submissions, "--out", out, "--jobs", "2", "--exercise", "learning")
+        assert done.returncode == 0, done.stdout + done.stderr
+        with open(out / "grades.csv", newline="") as handle:
+            return {row["student"]: (row["score"], row["status"], row["learning"]) for row in csv.DictReader(handle)}
+
+    quiet = grades(tmp_path / "quiet")
+    with cpu_hog():
+        busy = grades(tmp_path / "busy")
+    assert busy == quiet
+    assert all(score == quiet["reference"][0] for score, _, _ in quiet.values()), quiet
