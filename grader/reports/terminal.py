@@ -33,7 +33,7 @@ def render(result: SubmissionResult, console) -> None:
     """
     result = cleaned(result)  # a terminal cannot take a lone surrogate either
     if result.unprotected:
-        console.print(f"[yellow]Learner code ran without: {escape('; '.join(result.unprotected))}.[/]")
+        _print_whole(console, f"[yellow]Learner code ran without: {escape('; '.join(result.unprotected))}.[/]")
     for exercise in result.exercises:
         # One line when one thing explains every failure, so a first run reads as a to-do list.
         heading = f"[bold]{exercise.name}.py[/]: {escape(exercise.title)}: [bold]0/{points(exercise.max_score)}[/] points"
@@ -122,8 +122,9 @@ def watch_screen(result: SubmissionResult, console, changed: set[str] = frozense
                       f"{points(exercise.score)}/{points(exercise.max_score)}",
                       _one_line(_status(exercise)))
     if result.unprotected:
-        console.print(f"[yellow]Learner code ran without {len(result.unprotected)} protections "
-                      "(softlookup check says which).[/]", no_wrap=True, overflow="ellipsis")
+        told = (escape(result.unprotected[0]) if len(result.unprotected) == 1
+                else f"{len(result.unprotected)} protections (softlookup check says which)")
+        console.print(f"[yellow]Learner code ran without: {told}.[/]", no_wrap=True, overflow="ellipsis")
     console.print(lines)
     focus = next((e for e in result.exercises if e.name in changed and e.status == "in progress"), None) or next(
         (e for e in result.exercises if e.status == "in progress"), None)
