@@ -30,7 +30,8 @@ on the loopback, as Python does on Windows); none of POSIX's signals but
 raises; ``select`` takes sockets only, and so does the default selector;
 ``subprocess`` refuses ``pass_fds`` and ``preexec_fn``; ``os.kill`` and
 ``Popen.kill`` end a process outright (``TerminateProcess``), except that
-signal 0 or 1 is a Ctrl-C (``CTRL_C_EVENT``, ``CTRL_BREAK_EVENT``).
+signal 0 or 1 is a Ctrl-C (``CTRL_C_EVENT``, ``CTRL_BREAK_EVENT``); output
+to a file or a pipe is written in Windows's code page, cp1252.
 
 Usage: ``python tests/standin.py --system macos -- -m grader.cli check ...``:
 the arguments after ``--`` are the Python command line (``-m MODULE``, ``-c
@@ -88,6 +89,10 @@ def boot(system: str, script: str, command: list[str]) -> int:
     views, missing_modules = (macos_views if system == "macos" else windows_views)()
     views["sys"] = View(sys, platform=SYSTEMS[system])
     show_the_kit(views, missing_modules)
+    if system == "windows":  # a file or a pipe gets Windows's code page, as there (a console would take anything)
+        for stream in (sys.stdout, sys.stderr):
+            if not stream.isatty():
+                stream.reconfigure(encoding="cp1252")
     sys.executable = script  # every Python the command starts comes back through here
     multiprocessing.set_executable(script)
     multiprocessing.set_start_method("spawn", force=True)
