@@ -93,7 +93,7 @@ def boot(system: str, script: str, command: list[str]) -> int:
         for stream in (sys.stdout, sys.stderr):
             if not stream.isatty():
                 stream.reconfigure(encoding="cp1252")
-    sys.executable = script  # every Python the command starts comes back through here
+    sys.executable = sys._base_executable = script  # every Python the command starts comes back through here
     multiprocessing.set_executable(script)
     multiprocessing.set_start_method("spawn", force=True)
     del sys.path[0]  # this file's folder: the command decides what goes first

@@ -55,7 +55,7 @@ def parser() -> Parser:
 def usage_problem(args) -> str | None:
     if not system.confines() and not args.allow_unconfined:  # before anything is read: nobody could be graded
         return unconfined(system.name()).refusal()
-    if sys.platform == "win32":
+    if system.name() == "Windows":
         return ("softlookup grade waits on its judges' pipes, which Windows cannot do: grade a class on Linux "
                 "(WSL will do)")
     if not args.submissions.is_dir():

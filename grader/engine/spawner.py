@@ -89,11 +89,16 @@ class SpawnServer:
                    "from grader.engine.spawner import main; main()")
         names = (*PASSED_ON, *SYSTEM_VARIABLES)
         environment = {name: os.environ[name] for name in names if name in os.environ} | FIXED
+        executable = sys.executable
+        if sys.platform == "win32" and getattr(sys, "_base_executable", executable) != executable:
+            # A venv's python.exe on Windows only starts the real one: killing it would leave the worker running.
+            # So start the real one in the venv's stead, as multiprocessing does there (bpo-35797).
+            executable, environment["__PYVENV_LAUNCHER__"] = sys._base_executable, sys.executable
         to_worker, worker_reads = os.pipe()
         worker_writes, from_worker = os.pipe()
         try:
             with open(self.log, "ab") as errors:
-                process = subprocess.Popen([sys.executable, "-I", "-c", command, *self.modules], stdin=to_worker,
+                process = subprocess.Popen([executable, "-I", "-c", command, *self.modules], stdin=to_worker,
                                            stdout=from_worker, stderr=errors, env=environment,
                                            cwd=tempfile.gettempdir())
         finally:
@@ -136,8 +141,14 @@ def main():
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole console: the judge decides what stops
     conn = PipeConnection(os.dup(0), os.dup(1), on_end=lambda: os._exit(0))  # the judge gone: end, now
     _silence(0, 1)  # what the learner's C code prints goes nowhere, not into the messages
-    for name in sys.argv[1:]:
-        importlib.import_module(name)
+    try:
+        for name in sys.argv[1:]:
+            importlib.import_module(name)
+    except BaseException as exc:  # a library that does not import here: the judge hears which, and why
+        why = f"{type(exc).__name__}: {exc}"
+        print(why, file=sys.stderr)  # the server's log, whose last line the judge shows if the pipe is gone
+        codec.send(conn, {"ready": False, "error": {"type": type(exc).__name__, "message": str(exc)}})
+        os._exit(1)
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)

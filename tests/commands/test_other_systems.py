@@ -18,6 +18,7 @@ then this machine's own, so the comparison with Linux is the Linux jobs'.
 from __future__ import annotations
 
 import json
+import locale
 import re
 import shutil
 import signal
@@ -56,11 +57,17 @@ def interpreter(system: str) -> list[str]:
     return [sys.executable, str(STANDIN), "--system", system, "--"]
 
 
+def encoding(system: str) -> str:
+    """What ``system``'s Python writes into a pipe: as the stand-in has it, or as this machine does natively."""
+    if interpreter(system) != [sys.executable]:
+        return ENCODINGS.get(system, "utf-8")
+    return locale.getpreferredencoding(False) if sys.platform == "win32" else "utf-8"
+
+
 def python(system: str, *args, cwd=None, **env) -> subprocess.CompletedProcess:
     """``args`` as Python's command line on ``system``, with what it printed as text."""
     return subprocess.run([*interpreter(system), *map(str, args)], capture_output=True, timeout=600, cwd=cwd,
-                          env={**ENV, **env}, encoding=ENCODINGS.get(system, "utf-8"), errors="replace")
-
+                          env={**ENV, **env}, encoding=encoding(system), errors="replace")
 
 
 def as_printed_on(system: str, text: str) -> str:
@@ -193,7 +200,7 @@ def test_watch_grades_again_on_save_and_stops_on_ctrl_c(system, tmp_path):
     (folder / "softmax.py").write_text((registry.KIT_ROOT / "assignments" / "softmax.py").read_text())
     watcher = subprocess.Popen([*interpreter(system), "-m", "grader.cli", "check", str(folder), "--watch"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=ENV, cwd=registry.KIT_ROOT,
-                               preexec_fn=with_ctrl_c, encoding=ENCODINGS.get(system, "utf-8"), errors="replace")
+                               preexec_fn=with_ctrl_c, encoding=encoding(system), errors="replace")
     seen = []
 
     def wait_for(fragment):
