@@ -43,7 +43,9 @@ from __future__ import annotations
 
 import argparse
 import builtins
+import hashlib
 import os
+import shlex
 import stat
 import sys
 import tempfile
@@ -57,11 +59,12 @@ def launcher(system: str) -> Path:
     """The script that stands in for ``sys.executable``: this Python, through this stand-in, for ``system``."""
     folder = Path(tempfile.gettempdir()) / f"standin-softlookup.{os.getuid()}"
     folder.mkdir(mode=0o700, exist_ok=True)
-    script = folder / f"python-{system}"
-    text = f"#!/bin/sh\nexec {sys.executable!s} {Path(__file__).resolve()!s} --boot {system} {script} -- \"$@\"\n"
-    if not script.exists() or script.read_text() != text:
-        temporary = script.with_suffix(".new")
-        temporary.write_text(text)
+    which = [sys.executable, str(Path(__file__).resolve()), system]  # one script each: checkouts do not collide
+    script = folder / f"python-{system}-{hashlib.sha256(repr(which).encode()).hexdigest()[:12]}"
+    if not script.exists():
+        arguments = " ".join(map(shlex.quote, [*which[:2], "--boot", system, str(script)]))
+        temporary = script.with_name(f"{script.name}.{os.getpid()}")
+        temporary.write_text(f'#!/bin/sh\nexec {arguments} -- "$@"\n')
         temporary.chmod(stat.S_IRWXU)
         temporary.replace(script)
     return script
