@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import importlib
 import importlib.util
 import sys
@@ -24,8 +25,27 @@ def available() -> dict[str, tuple[str, str]]:
     return {name: entry for name, entry in COMMANDS.items() if importlib.util.find_spec(entry[0]) is not None}
 
 
+# What the report's marks become where the output cannot hold them; any other such character becomes "?".
+PLAIN_MARKS = {"✓": "+", "✗": "x", "○": "o", "·": "."}
+
+
+def _plainly(error: UnicodeEncodeError):
+    return "".join(PLAIN_MARKS.get(c, "?") for c in error.object[error.start:error.end]), error.end
+
+
+def never_fail_to_print():
+    """Where the output is not UTF-8 (Windows writes a file or a pipe in its code page, cp1252), a character it
+    cannot hold is written plainly instead of ending the command with UnicodeEncodeError."""
+    codecs.register_error("softlookup-plainly", _plainly)
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if encoding != "utf8" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="softlookup-plainly")
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    never_fail_to_print()
     commands = available()
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: softlookup {" + ",".join(commands) + "} [options]   (softlookup COMMAND --help for more)")

@@ -19,9 +19,10 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from grader.commands import check
-from grader.engine import batch, confine, options, registry, runner
+from grader.engine import batch, options, registry, runner, system
 from grader.engine.intake import Student, escaped
 from grader.engine.options import Options
+from grader.engine.protections import unconfined
 from grader.engine.results import SubmissionResult, write_atomically
 from grader.platforms import Intake, detect, folders, listing
 from grader.reports import gradebook
@@ -52,6 +53,11 @@ def parser() -> Parser:
 
 
 def usage_problem(args) -> str | None:
+    if not system.confines() and not args.allow_unconfined:  # before anything is read: nobody could be graded
+        return unconfined(system.name()).refusal()
+    if system.name() == "Windows":
+        return ("softlookup grade waits on its judges' pipes, which Windows cannot do: grade a class on Linux "
+                "(WSL will do)")
     if not args.submissions.is_dir():
         return f"{args.submissions} is not a folder; give the folder with one subfolder (or .zip) per student"
     if args.out.exists() and not args.out.is_dir():
@@ -83,7 +89,7 @@ def main(argv=None) -> int:
               "platform's export (unzipped), or one with a subfolder (or .zip) per student", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
-    confine.close_to_workers([args.submissions, args.out])  # every student's work and every result
+    system.close_to_workers([args.submissions, args.out])  # every student's work and every result
     todo = [s for s in intake.students if args.force or _result_in(args.out, s) is None]
     if not todo:
         print(f"softlookup grade: nothing new: all {len(intake.students)} students were graded in {args.out} "

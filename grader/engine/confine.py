@@ -26,10 +26,15 @@ This module runs on the worker's side, in trusted code, in two steps:
   (:mod:`grader.engine.landlock`).
 
 Nothing a machine refuses raises: each step that fails becomes a note, and
-:class:`Protections` says which mechanism holds each protection, measured in
-the worker before any learner code runs, so that the judge can name them or
-refuse to grade. All of it is Linux system calls through ctypes; nothing
-here needs root, and as root it gives up root.
+:class:`~grader.engine.protections.Protections` says which mechanism holds
+each protection, measured in the worker before any learner code runs, so that
+the judge can name them or refuse to grade. All of it is Linux system calls
+through ctypes; nothing here needs root, and as root it gives up root. Only
+Linux's side of the engine imports this module (the fork server, the
+supervisor and the worker, and a root grader's judge through
+:mod:`grader.engine.system`): macOS and Windows have none of these
+mechanisms, nor ``resource`` or ``prctl`` (Windows), and their workers are
+spawned instead (:mod:`grader.engine.spawner`).
 """
 
 from __future__ import annotations
@@ -44,10 +49,10 @@ import site
 import stat
 import struct
 import sys
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from grader.engine import landlock, seccomp
+from grader.engine.protections import PROTECTIONS, Protections
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -291,50 +296,6 @@ def set_limits(memory_bytes: int, cpu_seconds: int, file_bytes: int):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead of killing
-
-
-# -- what the worker reports ------------------------------------------------------------
-
-# Each protection, what it means for the learner's code, and what gives it where it is missing.
-PROTECTIONS = {
-    "filesystem": ("reading only its own folder and Python's",
-                   "Landlock (Linux 5.13 or newer) or a grader running as root, which gives each worker a uid of "
-                   "its own"),
-    "signals": ("no signals to other processes", "seccomp, Landlock ABI 6, a PID namespace or a uid of its own"),
-    "network": ("no network", "seccomp or a network namespace"),
-    "processes": ("no new processes", "seccomp, or RLIMIT_NPROC under a uid other than root's"),
-}
-
-
-@dataclass
-class Protections:
-    """Which mechanism holds each protection in a worker, as it measured them before any learner code ran."""
-
-    held: dict = field(default_factory=dict)  # protection -> the mechanisms that hold it (empty: it does not hold)
-    landlock_abi: int = 0
-    scratch_capped: bool = False  # the scratch folder is a private, size-limited tmpfs
-    namespaces: dict = field(default_factory=dict)
-    notes: list = field(default_factory=list)  # what the machine refused on the way, in words
-
-    def missing(self) -> list[str]:
-        """The protections that do not hold, each in words with what would give it."""
-        return [f"{words} (needs {remedy})" for name, (words, remedy) in PROTECTIONS.items()
-                if not self.held.get(name)]
-
-    def mechanisms(self) -> str:
-        """One line: which mechanism holds each protection here."""
-        return "; ".join(f"{name} by {' and '.join(self.held[name])}" for name in PROTECTIONS if self.held.get(name))
-
-    def refusal(self) -> str:
-        """The sentence a road that requires every protection refuses with: what is missing, and what gives it."""
-        lacking = [PROTECTIONS[name] for name in PROTECTIONS if not self.held.get(name)]
-        what = "; ".join(words for words, _ in lacking)
-        remedies = "; ".join(remedy for _, remedy in lacking)
-        return (f"learner code cannot be confined here (it would run without {what}): it needs {remedies}; "
-                "softlookup grade --allow-unconfined grades without")
-
-    def to_plain(self) -> dict:
-        return asdict(self)
 
 
 def restrict(*, read: list[str], write: list[str], forbidden: list[str], closed: list[str], unlisted: list[str],

@@ -3,7 +3,9 @@
 A check's worker is forked from a server that has already imported what the
 learner's module needs (numpy alone, torch, or transformers and the lesson's
 model builder), so that the imports are paid once per process: by a test
-run, a class graded in batch or a notebook checking again.
+run, a class graded in batch or a notebook checking again. That is Linux;
+macOS and Windows cannot fork a worker safely, and a server of theirs spawns
+each worker instead, with a spare one importing ahead (:mod:`grader.engine.spawner`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from grader.engine import registry
+from grader.engine import registry, system
+from grader.engine.spawner import SpawnServer
 from grader.engine.zygote import ForkServer
 
 # What each kind of fork server imports before forking, from the lightest; a kind can serve those before it.
@@ -22,11 +25,11 @@ SERVER_KINDS = {"numpy": ["numpy", "grader.engine.worker"],
                 "torch": ["numpy", "grader.engine.worker", "torch"],
                 "transformers": ["numpy", "grader.engine.worker", registry.MODEL_BUILDER]}  # torch and transformers come with it
 
-_servers: dict[str, ForkServer] = {}
+_servers: dict[str, ForkServer | SpawnServer] = {}
 _server_logs: list[Path] = []
 
 
-def server(needs: str) -> ForkServer:
+def server(needs: str) -> ForkServer | SpawnServer:
     """A fork server that has imported what ``needs`` names, started on first use and kept for the process.
 
     A server that has imported more serves too (transformers' server can fork
@@ -41,7 +44,8 @@ def server(needs: str) -> ForkServer:
     if not _server_logs:
         _server_logs.append(Path(tempfile.mkdtemp(prefix=f"softlookup-{os.getpid()}-servers-")))
         atexit.register(shutdown)
-    _servers[needs] = ForkServer(SERVER_KINDS[needs], _server_logs[0] / f"{needs}.log")
+    kind = ForkServer if system.confines() else SpawnServer
+    _servers[needs] = kind(SERVER_KINDS[needs], _server_logs[0] / f"{needs}.log")
     return _servers[needs]
 
 

@@ -17,8 +17,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from grader.engine import codec, confine, intake, registry
-from grader.engine.confine import Protections
+from grader.engine import codec, intake, registry, system
+from grader.engine.protections import Protections
 from grader.engine.errors import IsolationError, KitError, SubmissionError
 from grader.engine.options import TIME_BUDGET
 from grader.engine.slot import Limits, Slot
@@ -46,9 +46,9 @@ class Session:
         self.forbidden = sorted({str(registry.PACKAGE_DIR), str(registry.KIT_ROOT / "solutions"),
                                  str(registry.KIT_ROOT / "tests"), str(registry.KIT_ROOT / ".git"),
                                  *map(str, forbidden)})
-        if os.geteuid() == 0:  # workers may get uids of their own: they pass through here to their copy, no more
+        if system.root_grader():  # workers may get uids of their own: they pass through here to their copy, no more
             os.chmod(self.root, 0o711)
-            confine.close_to_workers(self.forbidden)
+            system.close_to_workers(self.forbidden)
         self.groups: dict[str, int] = {}  # a learner's copy -> the group its workers read it with (root only)
         self.slots: dict[tuple, Slot] = {}
         self.copies: dict[str, str | SubmissionError] = {}
@@ -144,7 +144,9 @@ class Session:
             try:
                 intake.copy_submission(Path(directory), target)
                 os.chmod(target, 0o755)
-                if os.geteuid() == 0:  # readable by this learner's workers alone, whatever uid each gets
+                if system.root_grader():  # readable by this learner's workers alone, whatever uid each gets
+                    from grader.engine import confine  # Linux's, as a root grader is
+
                     self.groups[str(target)] = confine.group_for(os.getpid(), len(self.groups))
                     confine.share_with_group(target, self.groups[str(target)])
                 self.copies[directory] = str(target)
@@ -189,12 +191,8 @@ def _remove_abandoned_sessions():
         pid = folder.name.split("-")[1]
         if not pid.isdigit():
             continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
+        if not system.alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
-        except PermissionError:
-            pass
 
 
 

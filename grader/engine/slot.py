@@ -53,6 +53,8 @@ class Limits:
 class Worker:
     """A live worker: its supervisor and its own pid, its message socket and its status pipe."""
 
+    builds_models_later = False  # confined: every model is built before learner code runs
+
     def __init__(self, server: ForkServer, settings: dict):
         ours, theirs = socket.socketpair()
         status, status_writer = os.pipe()
@@ -151,7 +153,8 @@ class Slot:
         }
         fork_server = servers.server("transformers" if self.built else self.limits.needs)
         try:
-            self.worker = Worker(fork_server, settings)
+            self.worker = (Worker(fork_server, settings) if isinstance(fork_server, ForkServer)
+                           else fork_server.worker(settings))  # spawned where Linux's fork server is missing
             ready = codec.receive(self.worker.conn, time.monotonic() + START_TIMEOUT, MAX_MESSAGE)
         except (ForkServerError, OSError, EOFError, TimeoutError, ValueError, codec.EncodingError) as error:
             self.stop()
@@ -263,7 +266,7 @@ class Slot:
             self.session.check_budget(f"{self.module}.{function}()")
             self.session.last_call = (self.module, function)
         needed = codec.model_specs(list(args))
-        if self.worker is not None and not needed <= self.built:
+        if self.worker is not None and not needed <= self.built and not self.worker.builds_models_later:
             self.stop()  # models are built before learner code runs (it could replace the builder): a new worker
         self.models_needed().update(needed)
         if self.worker is None:  # a fresh worker imports first, so import problems say so

@@ -1,7 +1,7 @@
 """The learner's side of the boundary: a supervisor, and a confined worker that answers one call at a time.
 
-The fork server (:mod:`grader.engine.zygote`) starts :func:`supervise` for one folder
-and module. Two processes come of it:
+On Linux the fork server (:mod:`grader.engine.zygote`) starts :func:`supervise` for one
+folder and module. Two processes come of it:
 
 * the *supervisor* is trusted and never runs learner code: it enters new
   namespaces (:mod:`grader.engine.confine`), forks the worker, tells the judge the
@@ -10,6 +10,9 @@ and module. Two processes come of it:
 * the *worker* builds the GPT-2 models its calls will need, confines itself,
   reports which protections hold, and only then imports the learner's module
   and serves calls.
+
+On macOS and Windows a spawned interpreter (:mod:`grader.engine.spawner`) sets itself
+up instead, unconfined, and serves calls through the same :class:`Worker`.
 
 Nothing the worker sends is trusted by the judge: a learner's module may
 patch anything in this process, and the worst it can do is send back wrong
@@ -44,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader.engine import codec, confine
+from grader.engine import codec
 
 # What a learner's worker sees of the environment: nothing of the grader's (tokens, paths, passwords).
 LEARNER_ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HF_HUB_OFFLINE": "1",
@@ -77,6 +80,8 @@ class Settings:
 
 def supervise(data_fd: int, status_fd: int, settings: Settings):
     """Run in the fork server's child: set up, fork the worker, report its pid and its end. Never returns."""
+    from grader.engine import confine  # Linux's confinement: only Linux forks workers
+
     confine.die_with_parent()  # the fork server ends when the judge does, and takes us along
     host_uid = os.geteuid()
     ids, namespaces = None, {}
@@ -111,11 +116,12 @@ def supervise(data_fd: int, status_fd: int, settings: Settings):
 
 def serve(data_fd: int, settings: Settings, namespaces: dict, host_uid: int, ids: tuple[int, int] | None, keep=()):
     """Set up, confine, report, then answer requests until the judge hangs up. Never returns."""
+    from grader.engine import confine
+
     conn = socket.socket(fileno=data_fd)
     try:
         _isolate(settings, keep=(data_fd, *keep))
-        specs = [codec.ModelSpec(**plain) for plain in settings.models]
-        models = {spec: _build(settings.model_builder, spec) for spec in specs}
+        models = build_models(settings)
         if settings.confined:
             protections = confine.restrict(
                 read=confine.python_installation(settings.forbidden) + list(settings.readable),
@@ -128,13 +134,23 @@ def serve(data_fd: int, settings: Settings, namespaces: dict, host_uid: int, ids
             confine.set_limits(settings.memory_limit, settings.cpu_backstop, settings.file_bytes)
             protections = {}
     except BaseException as exc:  # trusted code failed: say so rather than run learner code unprotected
-        codec.send(conn, {"ready": False, "error": describe(exc, None)})
-        os._exit(1)
+        refuse(conn, exc)
+    answer(conn, settings, models, protections)
+
+
+def refuse(conn, exc: BaseException):
+    """Tell the judge that setting up failed, and end: no learner code runs in a worker set up halfway."""
+    codec.send(conn, {"ready": False, "error": describe(exc, None)})
+    os._exit(1)
+
+
+def answer(conn, settings: Settings, models: dict, protections: dict, build_later: bool = False):
+    """Report ready with ``protections``, then serve the judge's requests until it hangs up. Never returns."""
     if settings.directory:
         sys.path.insert(0, settings.directory)
     sys.dont_write_bytecode = True
     codec.send(conn, {"ready": True, "protections": protections})
-    Worker(conn, settings, models).serve()
+    Worker(conn, settings, models, build_later).serve()
     os._exit(0)
 
 
@@ -167,9 +183,11 @@ def _open_descriptors() -> list[int]:
         return list(range(3, 256))
 
 
-def _build(builder: str, spec: codec.ModelSpec):
-    """The model ``spec`` names, from the lesson's builder (torch comes with it, preloaded where GPT-2 is used)."""
-    return importlib.import_module(builder).build(spec)
+def build_models(settings: Settings) -> dict:
+    """Every model the calls will need, from the lesson's builder (torch comes with it, preloaded for GPT-2)."""
+    specs = [codec.ModelSpec(**plain) for plain in settings.models]
+    builder = importlib.import_module(settings.model_builder) if specs else None
+    return {spec: builder.build(spec) for spec in specs}
 
 
 class _Printed(io.TextIOBase):
@@ -320,8 +338,8 @@ def describe(exc: BaseException, directory: str | None) -> dict:
 
 
 class Worker:
-    def __init__(self, conn, settings: Settings, models: dict):
-        self.conn, self.settings, self.models = conn, settings, models
+    def __init__(self, conn, settings: Settings, models: dict, build_later: bool = False):
+        self.conn, self.settings, self.models, self.build_later = conn, settings, models, build_later
         self.stand_ins_waiting = bool(settings.hung)
 
     def prepared(self, value):
@@ -329,9 +347,14 @@ class Worker:
 
         Every model was built before learner code ran (the judge lists them in
         :attr:`Settings.models`): built later, it would be built by whatever the
-        learner's module had made of the builder and its libraries.
+        learner's module had made of the builder and its libraries. Only an
+        unconfined worker (a learner's own macOS or Windows, where their code
+        could change the kit itself) builds one later, with ``build_later``,
+        rather than be replaced by a fresh interpreter for each model.
         """
         if isinstance(value, codec.ModelSpec):
+            if value not in self.models and self.build_later:
+                self.models[value] = importlib.import_module(self.settings.model_builder).build(value)
             if value not in self.models:
                 raise LookupError("the judge sent a model that this worker did not build before the learner's code")
             return self.models[value]

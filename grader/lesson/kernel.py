@@ -139,7 +139,10 @@ class Report:
         if self.result is None:
             return self.note
         status = self.result.exercises[0].status if self.result.exercises else "no checks ran"
-        return f"{self.result.submission}: {self.result.score:g}/{self.result.max_score:g} points, {status}"
+        line = f"{self.result.submission}: {self.result.score:g}/{self.result.max_score:g} points, {status}"
+        if self.result.unprotected:
+            line += f"\nLearner code ran without: {'; '.join(self.result.unprotected)}."
+        return line
 
 
 def check_here(exercise: str, hidden: bool = True) -> Report | None:

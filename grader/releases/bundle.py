@@ -34,8 +34,9 @@ SHIPPED = [
     "__init__.py", "cli.py", "usage.py",
     *[f"engine/{name}.py" for name in ("__init__", "clock", "codec", "confine", "edition", "errors", "ground_truth",
                                         "inspection", "intake", "judge", "keeper", "landlock", "notebooks", "options",
-                                        "plugin", "proxies", "registry", "results", "runner", "seccomp", "servers",
-                                        "session", "slot", "worker", "zygote")],
+                                        "pipes", "plugin", "protections", "proxies", "registry", "results",
+                                        "runner", "seccomp", "servers", "session", "slot", "spawner", "system",
+                                        "worker", "zygote")],
     *[f"reports/{name}.py" for name in ("__init__", "classroom", "gradescope", "html_table", "markup",
                                          "pytest_table", "terminal", "verdicts")],
     *[f"warm/{name}.py" for name in ("__init__", "client", "place", "server")],
@@ -129,9 +130,17 @@ pip install torch=={torch} --index-url https://download.pytorch.org/whl/cpu
 pip install .
 ```
 
-The `pip install torch` line is only for a machine without torch: it fetches
-torch's small CPU build (needs the internet; a plain `pip install torch` may
-pick a GPU build of several GB). `pip install .` then uses the torch it finds.
+The fourth line is only for a machine without torch: it fetches torch's small
+CPU build (needs the internet; on Linux a plain `pip install torch` may pick
+a GPU build of several GB). `pip install .` then uses the torch it finds.
+
+On macOS the fourth line is `pip install torch=={torch}`: PyPI's build for
+macOS has no CUDA in it (and is for Apple silicon only). On Windows (PowerShell
+or cmd), make the venv with `py -m venv .venv --system-site-packages` and
+enter it with `.venv\\Scripts\\activate`; the other lines are the same.
+On macOS and Windows `softlookup check` says in one line that your code runs
+without the confinement your instructor's grading uses: that is fine for
+checking your own work.
 
 ## Working
 

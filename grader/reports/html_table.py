@@ -22,6 +22,9 @@ def html(result: SubmissionResult, total_first: bool = False, under_total: str =
     colours = {"green": "#1a7f37", "red": "#cf222e", "yellow": "#9a6700"}
     result = cleaned(result)
     parts = []
+    if result.unprotected:  # the terminal report's line, as it says it
+        parts.append(f'<p style="color:{colours["yellow"]}">Learner code ran without: '
+                     f'{escape("; ".join(result.unprotected))}.</p>')
     for exercise in result.exercises:
         heading = (f"<b>{escape(exercise.name)}</b>: {escape(exercise.title)}: "
                    f"<b>{points(exercise.score)}/{points(exercise.max_score)}</b> points")

@@ -70,7 +70,7 @@ def _height(result: SubmissionResult, console, road: Road) -> int:
 
 def _report(result: SubmissionResult, console, road: Road) -> None:
     if result.unprotected:
-        console.print(f"[yellow]Learner code ran without: {escape('; '.join(result.unprotected))}.[/]")
+        _print_whole(console, f"[yellow]Learner code ran without: {escape('; '.join(result.unprotected))}.[/]")
     for exercise in result.exercises:
         # One line when one thing explains every failure, so a first run reads as a to-do list.
         heading = f"[bold]{exercise.name}.py[/]: {escape(exercise.title)}: [bold]0/{points(exercise.max_score)}[/] points"

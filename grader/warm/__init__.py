@@ -11,12 +11,14 @@ kit's answers) and, like ``--watch``, does not grade again an exercise while
 no file of the folder has changed since it graded it (one rule for both:
 :mod:`grader.engine.keeper`); it is a keeper of the runner's state, not a
 second engine: each request is ``softlookup check``'s own
-``main`` on the learner's folder, and every worker still forks from a fork
-server and confines itself as in-process grading does.
+``main`` on the learner's folder, and every worker starts as in-process
+grading starts it (forked from a fork server and confined on Linux, spawned
+on macOS).
 
 Who may talk to it (:mod:`grader.warm.place`): its socket lies in a folder
 that only the learner's account may enter (owner and mode checked before
-every use), and each side checks the other's uid on the socket itself. It
+every use), and each side checks the other's uid on the socket itself. A
+system that cannot say who the peer is (Windows) has no server. It
 serves ``check`` and nothing else: ``softlookup grade``, the Gradescope
 autograder and nbgrader never reach it. It exits after some idle minutes,
 and a kit whose files changed gets a new server (the old one is told to

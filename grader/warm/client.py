@@ -17,7 +17,6 @@ process only; it passes the interrupt on).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import signal
@@ -39,7 +38,7 @@ class Unavailable(Exception):
 
 def wanted(argv: list[str]) -> bool:
     """Whether this command line may go to the server (``--watch`` keeps its own process warm)."""
-    if os.environ.get(place.DISABLE, "") not in ("", "0"):
+    if os.environ.get(place.DISABLE, "") not in ("", "0") or not place.supported():
         return False
     return not {"--no-server", "--watch", "-h", "--help"} & set(argv)
 
@@ -111,6 +110,8 @@ def _connect(path: Path) -> socket.socket | None:
 
 @contextlib.contextmanager
 def _locked(path: Path):
+    import fcntl  # where place.supported() says it is there
+
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)

@@ -12,7 +12,9 @@ numpy, no pytest. Three rules:
   interpreter, the installed packages' folders and the environment variables
   the fork servers pass on. Edit the kit or install a package, and the next
   check finds no server of that name and starts a fresh one.
-* Each end checks the other's uid on the socket itself (``SO_PEERCRED``).
+* Each end checks the other's uid on the socket itself: ``SO_PEERCRED`` on
+  Linux, ``LOCAL_PEERCRED`` on macOS. Where neither can be asked (Windows,
+  whose Python has no Unix sockets either), there is no server: :func:`supported`.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def is_private(folder: Path) -> bool:
 
 def kit_key() -> str:
     """What names a server: a digest of everything its answers depend on besides the learner's folder."""
-    digest = hashlib.sha256(repr((sys.prefix, sys.version, os.geteuid())).encode())
+    digest = hashlib.sha256(repr((sys.prefix, sys.version, sys.platform, os.geteuid())).encode())
     names = set(KEY_VARIABLES) | {name for name in os.environ if name.startswith("SOFTLOOKUP_") and name != DISABLE}
     for name in sorted(names):
         digest.update(f"{name}={os.environ.get(name)}\0".encode())
@@ -94,11 +96,42 @@ def socket_path(folder: Path, key: str) -> Path:
     return folder / f"check-{key}.sock"
 
 
+# macOS's <sys/un.h>: the level and option that report a Unix socket's peer, as a struct xucred
+# {u_int cr_version; uid_t cr_uid; short cr_ngroups; gid_t cr_groups[16]}, of version 0.
+SOL_LOCAL, LOCAL_PEERCRED, XUCRED = 0, getattr(socket, "LOCAL_PEERCRED", 1), struct.Struct("=IIh2x16I")
+
+
+def supported() -> bool:
+    """Whether this system gives the server what makes it safe: Unix sockets, a lock, and the peer's uid."""
+    if not hasattr(socket, "AF_UNIX") or not (hasattr(socket, "SO_PEERCRED") or sys.platform == "darwin"):
+        return False
+    try:
+        import fcntl  # noqa: F401 (the client's lock)
+    except ImportError:
+        return False
+    return True
+
+
+def peer_uid(conn: socket.socket) -> int | None:
+    """The uid of the other end of a Unix socket, as the kernel reports it; None where it cannot be asked."""
+    try:
+        if hasattr(socket, "SO_PEERCRED"):
+            _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+            return uid
+        if sys.platform == "darwin":
+            version, uid = struct.unpack_from("=II", conn.getsockopt(SOL_LOCAL, LOCAL_PEERCRED, XUCRED.size))
+            return uid if version == 0 else None
+    except (OSError, struct.error):
+        pass
+    return None
+
+
 def same_user(conn: socket.socket) -> bool:
-    """Whether the other end of a Unix socket runs as this user, as the kernel reports it (``SO_PEERCRED``).
+    """Whether the other end of a Unix socket runs as this user, as the kernel reports it.
 
     For the client that is whoever bound the socket: a server is started on
-    a socket its first client bound, with the same uid.
+    a socket its first client bound, with the same uid. Where the kernel
+    cannot say, it is nobody's.
     """
-    _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
-    return uid == os.geteuid()
+    uid = peer_uid(conn)
+    return uid is not None and uid == os.geteuid()

@@ -1,0 +1,75 @@
+"""What this operating system gives the engine: how its workers start, whether they are confined, who is root.
+
+Linux forks each worker from a fork server (:mod:`grader.engine.zygote`) and
+confines it (:mod:`grader.engine.confine`); macOS and Windows spawn each
+worker as a fresh interpreter (:mod:`grader.engine.spawner`) and cannot
+confine it: Windows has no ``fork`` at all, and macOS makes forking unsafe
+once torch is loaded. Everything here is read from ``sys.platform`` and
+``os`` when asked, never at import, and imports nothing of Linux's: the
+judge imports this module on every system, and the kit's tests stand in for
+the others by changing ``sys.platform`` before the kit loads (tests/standin.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+NAMES = {"darwin": "macOS", "win32": "Windows"}
+
+
+def name() -> str:
+    """This system as a learner knows it: "Linux", "macOS", "Windows"."""
+    return "Linux" if sys.platform.startswith("linux") else NAMES.get(sys.platform, sys.platform)
+
+
+def confines() -> bool:
+    """Whether learner code can be confined here, in workers forked from fork servers: Linux only."""
+    return sys.platform.startswith("linux")
+
+
+def root_grader() -> bool:
+    """Whether this is Linux's grader running as root, whose workers each get a uid of their own."""
+    return confines() and os.geteuid() == 0
+
+
+def close_to_workers(paths) -> None:
+    """Where a root grader's workers rest on file modes, shut ``paths`` to them; elsewhere nothing to do."""
+    if root_grader():
+        from grader.engine import confine  # Linux's confinement, imported by Linux alone
+
+        confine.close_to_workers(paths)
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists; True where this cannot be told (a folder of its is then left alone).
+
+    Not ``os.kill(pid, 0)`` on Windows: there signal 0 is CTRL_C_EVENT, sent to a whole process group.
+    """
+    if sys.platform == "win32":
+        return _alive_on_windows(pid)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def _alive_on_windows(pid: int) -> bool:
+    import ctypes
+
+    try:
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    except (AttributeError, OSError):  # not the real Windows (the kit's stand-in for it): cannot tell
+        return True
+    query_limited_information, still_active, access_denied = 0x1000, 259, 5
+    handle = kernel32.OpenProcess(query_limited_information, False, pid)
+    if not handle:
+        return ctypes.get_last_error() == access_denied  # someone else's process, alive
+    try:
+        code = ctypes.c_ulong()
+        return not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)) or code.value == still_active
+    finally:
+        kernel32.CloseHandle(handle)
