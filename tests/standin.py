@@ -30,8 +30,9 @@ on the loopback, as Python does on Windows); none of POSIX's signals but
 raises; ``select`` takes sockets only, and so does the default selector;
 ``subprocess`` refuses ``pass_fds`` and ``preexec_fn``; ``os.kill`` and
 ``Popen.kill`` end a process outright (``TerminateProcess``), except that
-signal 0 or 1 is a Ctrl-C (``CTRL_C_EVENT``, ``CTRL_BREAK_EVENT``); output
-to a file or a pipe is written in Windows's code page, cp1252.
+signal 0 or 1 is a Ctrl-C (``CTRL_C_EVENT``, ``CTRL_BREAK_EVENT``); text
+read or written without a named encoding, output to a file or a pipe
+included, is in Windows's code page, cp1252, for every module.
 
 Usage: ``python tests/standin.py --system macos -- -m grader.cli check ...``:
 the arguments after ``--`` are the Python command line (``-m MODULE``, ``-c
@@ -92,10 +93,8 @@ def boot(system: str, script: str, command: list[str]) -> int:
     views, missing_modules = (macos_views if system == "macos" else windows_views)()
     views["sys"] = View(sys, platform=SYSTEMS[system])
     show_the_kit(views, missing_modules)
-    if system == "windows":  # a file or a pipe gets Windows's code page, as there (a console would take anything)
-        for stream in (sys.stdout, sys.stderr):
-            if not stream.isatty():
-                stream.reconfigure(encoding="cp1252")
+    if system == "windows":
+        text_in_code_page()
     sys.executable = sys._base_executable = script  # every Python the command starts comes back through here
     multiprocessing.set_executable(script)
     multiprocessing.set_start_method("spawn", force=True)
@@ -209,6 +208,25 @@ NOT_ON_WINDOWS = {
                "CMSG_SPACE", "AF_NETLINK", "AF_PACKET"],
     "select": ["poll", "epoll", "devpoll", "kqueue"],
 }
+
+
+def text_in_code_page(code_page: str = "cp1252"):
+    """Text as Windows's Python writes and reads it where no encoding is named: in the ANSI code page. So does
+    output to a file or a pipe (a console would take anything). Everyone's, not only the kit's, as there."""
+    import io
+
+    real_open = io.open
+
+    def open(file, mode="r", buffering=-1, encoding=None, *args, **kwargs):
+        if encoding is None and "b" not in mode:
+            encoding = code_page
+        return real_open(file, mode, buffering, encoding, *args, **kwargs)
+
+    builtins.open = io.open = open
+    io.text_encoding = lambda encoding, stacklevel=2: code_page if encoding is None else encoding
+    for stream in (sys.stdout, sys.stderr):
+        if not stream.isatty():
+            stream.reconfigure(encoding=code_page)
 
 
 def windows_views() -> tuple[dict, set]:

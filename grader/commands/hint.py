@@ -41,7 +41,7 @@ def failures_file() -> Path:
 def _read(path: Path) -> tuple[object, str]:
     """A JSON record, and what was wrong with it ("" if nothing); a missing record is ``{}``."""
     try:
-        return json.loads(path.read_text()), ""
+        return json.loads(path.read_text(encoding="utf-8")), ""
     except (FileNotFoundError, NotADirectoryError):
         return {}, ""
     except (OSError, ValueError) as error:
@@ -52,7 +52,8 @@ def _write(path: Path, record: dict) -> str:
     """Write a record atomically; return what went wrong ("" if nothing)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.stem}-", delete=False) as handle:
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.stem}-",
+                                         delete=False) as handle:
             json.dump(record, handle, indent=1, sort_keys=True)
         os.replace(handle.name, path)
     except OSError as error:

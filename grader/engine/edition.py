@@ -36,11 +36,12 @@ def student() -> StudentEdition | None:
     if not EDITION_FILE.is_file():
         return None
     return StudentEdition({module: float(points) for module, points in
-                           json.loads(EDITION_FILE.read_text())["hidden_points"].items()})
+                           json.loads(EDITION_FILE.read_text(encoding="utf-8"))["hidden_points"].items()})
 
 
 def write(package: Path, hidden_points: dict[str, float]):
     """Mark the package at ``package`` as a student edition."""
     path = package / EDITION_FILE.relative_to(EDITION_FILE.parents[1])
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"hidden_points": hidden_points}, indent=1, sort_keys=True) + "\n")
+    path.write_text(json.dumps({"hidden_points": hidden_points}, indent=1, sort_keys=True) + "\n",
+                    encoding="utf-8")

@@ -38,7 +38,7 @@ def for_checks(kit, config):
     if RECORD in config.stash:
         return Recording(kit, config.stash[RECORD])
     if TRUTH_FILE.is_file():
-        return Replay(kit, json.loads(TRUTH_FILE.read_text()))
+        return Replay(kit, json.loads(TRUTH_FILE.read_text(encoding="utf-8")))
     return kit
 
 

@@ -118,7 +118,7 @@ def read_checks(path: Path) -> tuple[list[Check], list[str]]:
     """The checks of one check file with their points, and one line per check or marker that is wrong."""
     name = path.relative_to(KIT_ROOT)
     try:
-        tree = ast.parse(path.read_text(), str(path))
+        tree = ast.parse(path.read_bytes(), str(path))
     except SyntaxError as error:
         return [], [f"{name}:{error.lineno}: {error.msg}: fix it"]
     checks, problems = [], []
@@ -154,7 +154,7 @@ def _hint(item, functions: tuple[str, ...]) -> Hint:
 
 def load(path: Path = EXERCISES_FILE) -> tuple[Exercise, ...]:
     """The exercises of ``path``, in its order; a wrong key or type is a RegistryError naming the entry."""
-    entries = tomllib.loads(path.read_text()).get("exercise", [])
+    entries = tomllib.loads(path.read_text(encoding="utf-8")).get("exercise", [])
     known = [field.name for field in fields(Exercise)]
     exercises = []
     for number, entry in enumerate(entries, 1):

@@ -150,6 +150,15 @@ def test_a_mistake_gets_the_same_verdicts_and_hint(system, learners, on_linux, t
     assert "Hint 1 of" in hint.stdout
 
 
+def test_every_hint_reads_as_on_linux(system, tmp_path):
+    """The hints are read from the registry as UTF-8 whatever the system's code page ('Ġcat' stays itself)."""
+    for exercise in registry.EXERCISES:
+        here, there = (softlookup(name, "hint", exercise.module, "--all", XDG_STATE_HOME=tmp_path / name)
+                       for name in ("linux", system))
+        assert there.returncode == here.returncode == 0
+        assert there.stdout == as_printed_on(system, here.stdout), exercise.module
+
+
 def test_a_loop_is_stopped_at_its_time_limit(system, learners, on_linux, tmp_path):
     done, results = graded(system, learners["loop"], tmp_path, "--no-server")
     assert done.returncode == 1
