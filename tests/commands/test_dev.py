@@ -66,9 +66,9 @@ def test_dev_check_passes_on_the_kit(capsys):
 
 def test_the_totals_are_read_from_the_checks_markers():
     assert {e.module: e.max_points for e in registry.EXERCISES} == {
-        "softmax": 17, "lookup": 26, "attention": 25, "gpt2_heads": 20, "learning": 28, "gpt2_values": 16}
+        "softmax": 17, "lookup": 26, "attention": 25, "gpt2_heads": 21, "learning": 31, "gpt2_values": 17}
     public = sum(check.points for e in registry.EXERCISES for check in e.checks if not check.hidden)
-    assert (sum(e.max_points for e in registry.EXERCISES), public) == (132, 104)
+    assert (sum(e.max_points for e in registry.EXERCISES), public) == (137, 109)
 
 
 # -- one planted inconsistency of each kind, and the line dev check prints for it ------------------------
@@ -222,22 +222,22 @@ def no_hint(kit):
 
 @kind
 def readme_row_points(kit):
-    edit(kit / "README.md", "`fit_nearest_key` | 28 |", "`fit_nearest_key` | 27 |")
+    edit(kit / "README.md", "`fit_nearest_key` | 31 |", "`fit_nearest_key` | 30 |")
     row = line_of(kit / "README.md", "| `learning.py`")
-    return f"README.md:{row}: the row of learning.py gives 27 points: make it 28"
+    return f"README.md:{row}: the row of learning.py gives 30 points: make it 31"
 
 
 @kind
 def readme_row_missing(kit):
-    edit(kit / "README.md", "| `gpt2_values.py` | `head_vectors`, `head_output`, `value_contributions` | 16 |\n", "")
+    edit(kit / "README.md", "| `gpt2_values.py` | `head_vectors`, `head_output`, `value_contributions` | 17 |\n", "")
     return ("README.md: the exercises table has no row for gpt2_values.py: add | `gpt2_values.py` | `head_vectors`, "
-            "`head_output`, `value_contributions` | 16 | after the row of learning.py")
+            "`head_output`, `value_contributions` | 17 | after the row of learning.py")
 
 
 @kind
 def readme_total(kit):
-    edit(kit / "README.md", "grades the 104 public points", "grades the 100 public points")
-    return (f"README.md:{line_of(kit / 'README.md', 'grades the 100')}: make 'grades the 100 public points' say 104 "
+    edit(kit / "README.md", "grades the 109 public points", "grades the 100 public points")
+    return (f"README.md:{line_of(kit / 'README.md', 'grades the 100')}: make 'grades the 100 public points' say 109 "
             "(the public checks' points)")
 
 
@@ -416,20 +416,20 @@ def test_a_new_exercise_touches_its_own_files_and_one_registry_entry(kit):
     assert softlookup(kit, "release").returncode == 0
 
     readme = kit / "README.md"
-    public_line, hidden_line = line_of(readme, "grades the 104 public"), line_of(readme, "worth 28 more")
-    argument_line, lazy_line = line_of(readme, "of 132 points"), line_of(readme, "132 points (a 1×1")
+    public_line, hidden_line = line_of(readme, "grades the 109 public"), line_of(readme, "worth 28 more")
+    argument_line, lazy_line = line_of(readme, "of 137 points"), line_of(readme, "137 points (a 1×1")
     done = softlookup(kit, "dev", "check")
     assert done.stdout.splitlines() == [
-        f"README.md:{public_line}: make 'grades the 104 public points' say 107 (the public checks' points)",
+        f"README.md:{public_line}: make 'grades the 109 public points' say 112 (the public checks' points)",
         f"README.md:{hidden_line}: make 'hidden checks, worth 28 more' say 29 (the hidden checks' points)",
-        f"README.md:{argument_line}: make 'of 132 points' say 136 (all the checks' points)",
-        f"README.md:{lazy_line}: make 'of the 132 points' say 136 (all the checks' points)",
+        f"README.md:{argument_line}: make 'of 137 points' say 141 (all the checks' points)",
+        f"README.md:{lazy_line}: make 'of the 137 points' say 141 (all the checks' points)",
         "README.md: the exercises table has no row for demo.py: add | `demo.py` | `demo` | 4 | after the row of "
         "gpt2_values.py",
     ], done.stdout + done.stderr
-    text = readme.read_text().replace("the 104 public", "the 107 public").replace("worth 28 more", "worth 29 more")
-    text = re.sub(r"of (the\s+)?132 points", r"of \g<1>136 points", text)
-    row = "| `gpt2_values.py` | `head_vectors`, `head_output`, `value_contributions` | 16 |\n"
+    text = readme.read_text().replace("the 109 public", "the 112 public").replace("worth 28 more", "worth 29 more")
+    text = re.sub(r"of (the\s+)?137 points", r"of \g<1>141 points", text)
+    row = "| `gpt2_values.py` | `head_vectors`, `head_output`, `value_contributions` | 17 |\n"
     readme.write_text(text.replace(row, row + "| `demo.py` | `demo` | 4 |\n"))
 
     done = softlookup(kit, "dev", "check")
