@@ -12,6 +12,11 @@ at a fresh temporary folder, before any test module is imported (so that
 every environment a test copies for a child process has them too), and
 :func:`remove` deletes it at the end.
 
+Jupyter is told where this Python's data files are (``JUPYTER_PATH``): a venv
+made with ``--system-site-packages`` has its packages' templates and
+extensions (nbconvert's, the widgets') in the base Python's prefix, where
+Jupyter does not look by itself.
+
 Two things are read, never written, from where the learner keeps them:
 GPT-2 small's weights, where they are in the Hugging Face cache, so that the
 checks of the lesson's claims run where the weights exist; and pip's own
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -74,6 +80,8 @@ def isolate(environ=os.environ) -> Path:
         environ[variable] = str(folder)
     if any((hub / name).is_dir() for name in GPT2_REPOSITORIES):  # read only: the run is offline
         environ["HF_HUB_CACHE"] = str(hub)
+    shares = [str(Path(prefix) / "share" / "jupyter") for prefix in dict.fromkeys((sys.prefix, sys.base_prefix))]
+    environ["JUPYTER_PATH"] = os.pathsep.join(part for part in (environ.get("JUPYTER_PATH"), *shares) if part)
     return home
 
 

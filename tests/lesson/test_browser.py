@@ -52,11 +52,9 @@ def jupyter_lab(tmp_path):
     port, token = free_port(), secrets.token_hex(16)
     home = {name: str(tmp_path / "jupyter" / name) for name in ("config", "data", "runtime", "settings", "workspaces")}
     # `-m jupyterlab`, not `jupyter lab`: the jupyter command runs the first jupyter-lab on PATH, maybe another
-    # Python's, whose kernels would import another copy of the kit than the one under test. A venv made with
-    # --system-site-packages finds the widgets' JupyterLab extension where the packages are: JUPYTER_PATH says so.
-    shares = dict.fromkeys(str(Path(prefix) / "share" / "jupyter") for prefix in (sys.prefix, sys.base_prefix))
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "JUPYTER_PATH": os.pathsep.join(shares),
-           "JUPYTER_CONFIG_DIR": home["config"], "JUPYTER_DATA_DIR": home["data"],
+    # Python's, whose kernels would import another copy of the kit than the one under test. (The widgets'
+    # JupyterLab extension is found through JUPYTER_PATH: tests/own_folders.py.)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "JUPYTER_CONFIG_DIR": home["config"], "JUPYTER_DATA_DIR": home["data"],
            "JUPYTER_RUNTIME_DIR": home["runtime"], "JUPYTERLAB_SETTINGS_DIR": home["settings"],
            "JUPYTERLAB_WORKSPACES_DIR": home["workspaces"]}
     for name, values in SETTINGS.items():
