@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from grader.engine import registry
+from grader.reports.verdicts import points
 from grader.warm import client
 from helpers import ENV, SOLUTIONS, softlookup, with_ctrl_c
 
@@ -44,7 +45,7 @@ def per_exercise(results: dict) -> dict[str, str]:
         earned = totals.setdefault(test["name"].split(":")[0], [0.0, 0.0])
         earned[0] += test["score"]
         earned[1] += test["max_score"]
-    return {name: f"{earned:g}/{possible:g}" for name, (earned, possible) in totals.items()}
+    return {name: f"{points(earned)}/{points(possible)}" for name, (earned, possible) in totals.items()}  # as tables do
 
 
 def checked(folder: Path, exercises: tuple[str, ...], **env) -> tuple[dict[str, str], str]:
