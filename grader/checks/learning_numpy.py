@@ -98,10 +98,10 @@ def loss_and_gradient(log_sharpness: float, queries, answers, keys=BEDROOMS, val
     scores = -sharpness * squared
     weights = np.exp(scores - scores.max(axis=1, keepdims=True))
     weights /= weights.sum(axis=1, keepdims=True)
-    values = np.asarray(values, dtype=float)
-    errors = weights @ values - np.asarray(answers, dtype=float)
+    prices = np.asarray(values, dtype=float)
+    errors = weights @ prices - np.asarray(answers, dtype=float)
     # d(answer)/d(sharpness) = -(weighted mean of value * d^2) + (weighted mean of value) * (weighted mean of d^2)
-    slopes = -(weights * values * squared).sum(axis=1) + (weights @ values) * (weights * squared).sum(axis=1)
+    slopes = -(weights * prices * squared).sum(axis=1) + (weights @ prices) * (weights * squared).sum(axis=1)
     return float(np.mean(errors**2)), float(sharpness * np.mean(2 * errors * slopes))
 
 

@@ -58,7 +58,7 @@ class ExerciseResult:
 
     @property
     def score(self) -> float:
-        return sum(check.points for check in self.checks)
+        return round(sum(check.points for check in self.checks), 9)  # fractions of a point add up exactly
 
     @property
     def max_score(self) -> float:
@@ -94,7 +94,7 @@ class SubmissionResult:
 
     @property
     def score(self) -> float:
-        return sum(exercise.score for exercise in self.exercises)
+        return round(sum(exercise.score for exercise in self.exercises), 9)
 
     @property
     def max_score(self) -> float:

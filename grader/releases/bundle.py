@@ -130,11 +130,11 @@ pip install torch=={torch} --index-url https://download.pytorch.org/whl/cpu
 pip install .
 ```
 
-The fourth line is only for a machine without torch: it fetches torch's small
+The `pip install torch` line is only for a machine without torch: it fetches torch's small
 CPU build (needs the internet; on Linux a plain `pip install torch` may pick
 a GPU build of several GB). `pip install .` then uses the torch it finds.
 
-On macOS the fourth line is `pip install torch=={torch}`: PyPI's build for
+On macOS that line is `pip install torch=={torch}`: PyPI's build for
 macOS has no CUDA in it (and is for Apple silicon only). On Windows (PowerShell
 or cmd), make the venv with `py -m venv .venv --system-site-packages` and
 enter it with `.venv\\Scripts\\activate`; the other lines are the same.

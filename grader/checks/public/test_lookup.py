@@ -37,7 +37,7 @@ def expect_closer_keys_weigh_more(weights, query, keys=BEDROOMS, sharpness=None)
     With ``sharpness`` given, every key whose score is far from underflowing
     must get some weight: softmax never gives exactly 0 to a finite score.
     """
-    distances = np.abs(np.asarray(keys, dtype=float) - query)
+    distances = abs(query - np.asarray(keys, dtype=float))
     judge.expect(judge.ranked_like(weights, -distances),
                  f"for query {query:g} the weights {judge.percent(weights)} do not favour the keys closest to it: "
                  "a nearer key has a higher score, -sharpness * (query - key)^2, so it must get more weight.")
