@@ -8,7 +8,12 @@ starts inherits them:
 1. ``--readable-python``: a private mount namespace in which the folder that
    hides the Python installation (``/root`` for a pyenv Python) is replaced
    by a world-readable one holding only that installation, as Python is
-   installed in Gradescope's and Docker's images. Needs root.
+   installed in Gradescope's and Docker's images. In the same namespace the
+   reference solutions of the kit these tests run from are hidden: a graded
+   machine holds one kit, the one grading (the copy under test). Without it,
+   where the tests' own virtual environment lies inside their checkout (CI's
+   ``.venv``), a student's code that walks up from any process's command line
+   finds a second, open ``solutions/``. Needs root.
 2. ``--uid N``: the command runs as that unprivileged user (a JupyterHub pod,
    a GitHub runner). Needs root.
 3. ``--userns-map-refused``: what Ubuntu 24.04's AppArmor does to
@@ -92,6 +97,19 @@ def readable_python():
     if libc.umount2(os.fsencode(keep), MNT_DETACH) != 0:
         fail("leaving the installation's stand-in")
     os.rmdir(keep)
+
+
+def one_kit():
+    """Hide the reference solutions of the checkout these tests run from, behind an empty folder."""
+    harness = Path(__file__).resolve().parents[1] / "solutions"
+    if not harness.is_dir():
+        return
+    if libc.unshare(CLONE_NEWNS) != 0:
+        fail("unshare(CLONE_NEWNS)")
+    if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        fail("making mounts private")
+    if libc.mount(b"tmpfs", os.fsencode(harness), b"tmpfs", 0, b"mode=0700") != 0:
+        fail(f"hiding {harness}")
 
 
 # -- 3. Ubuntu 24.04's refused uid map ----------------------------------------------------------
@@ -199,6 +217,7 @@ def main(argv=None) -> int:
         parser.error("give the command to run after --")
     if options.readable_python:
         readable_python()
+        one_kit()
     if options.uid is not None:
         os.setgroups([])
         os.setgid(options.uid)

@@ -1897,7 +1897,7 @@ RIGHT: dict[str, dict[str, str]] = {
     "attention: plain loops over queries and keys": {"attention": ATTENTION_LOOPS},
     "attention: einops-style einsum with named axes": {"attention": ATTENTION_EINOPS_STYLE},
     "attention: float32, the causal mask made in bfloat16": {"attention": ATTENTION_HALF_PRECISION_MASK},
-    "attention: float32, the mask through float16 and back (needs the CPU's description)": {
+    "attention: float32, the mask through float16 and back (torch reads the CPU's description)": {
         "attention": ATTENTION_HALF_PRECISION_MASK.replace(
             "torch.ones(n, n, dtype=torch.bfloat16).tril() > 0.5",
             "torch.ones(n, n, dtype=torch.float16).tril().to(torch.float32) > 0.5")},
@@ -1925,12 +1925,6 @@ RIGHT: dict[str, dict[str, str]] = {
         "gpt2_values": VALUES_FUNCTIONAL_CALL_PRE_HOOK},
     "gpt2_values: nanoGPT's CausalSelfAttention, view and transpose": {"gpt2_values": VALUES_NANOGPT},
 }
-
-# Right answers whose float16 arithmetic on the CPU makes torch read the CPU's description first: in a confined
-# worker that raises "Failed to initialize cpuinfo!" until the worker may read those system files (issue 27,
-# class 2, grader/engine/confine.py). tests/checks/test_wild.py expects them to fail until then, without
-# insisting (xfail, not strict): right answers the confinement still refuses.
-NEEDS_CPU_DESCRIPTION = ["attention: float32, the mask through float16 and back (needs the CPU's description)"]
 
 # Right answers that compute slowly or pay a one-time cost in their first call: graded on a busy machine too
 # (tests/engine/test_clock.py).

@@ -68,13 +68,18 @@ def fingerprint(folder: Path) -> dict[str, tuple]:
     return found
 
 
+# Never through a link, never waiting on a pipe, bytes as they are. Windows has only O_BINARY
+# (without it CRLF would be read as LF); there the lstat before has told a file from a link.
+_RAW_NEVER_FOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
 def _digest(path: Path, status: os.stat_result) -> str:
     """The digest of a regular file's content, read again unless an older read still holds."""
     key = (str(path), status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
     if key in _DIGESTS:
         return _DIGESTS[key]
     hashed = hashlib.sha256()
-    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # never a link, never a waiting pipe
+    descriptor = os.open(path, os.O_RDONLY | _RAW_NEVER_FOLLOW)
     with open(descriptor, "rb") as handle:
         while chunk := handle.read(2**16):
             hashed.update(chunk)

@@ -8,11 +8,7 @@ implementation, the check and its message.
 import pytest
 
 from helpers import make_submission, run
-from wild import FLAWED, NEEDS_CPU_DESCRIPTION, RIGHT, UNSTABLE
-
-CONFINEMENT_REFUSES = pytest.mark.xfail(reason="float16 on the CPU reads the CPU's description, which the worker may "
-                                               "not read yet (issue 27, class 2)", strict=False)
-
+from wild import FLAWED, RIGHT, UNSTABLE
 
 def table(result, passed: bool = True) -> str:
     """Every case of every graded check (only those that did not pass, unless ``passed``), one line each."""
@@ -45,8 +41,7 @@ def test_the_set_is_big_and_varied():
     assert counts["gpt2_heads"] >= 3 and counts["learning"] >= 2 and counts["gpt2_values"] >= 2, counts
 
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=CONFINEMENT_REFUSES) if name in NEEDS_CPU_DESCRIPTION
-                                  else name for name in RIGHT], ids=list(RIGHT))
+@pytest.mark.parametrize("name", RIGHT)
 def test_right_answers_from_the_wild_earn_full_marks(tmp_path, name):
     files = RIGHT[name]
     result = run(make_submission(tmp_path / "s", files=files), list(files))

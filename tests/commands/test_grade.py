@@ -28,7 +28,9 @@ from mistakes import MISTAKES
 from helpers import with_ctrl_c
 
 NUMPY = ["softmax", "lookup", "attention"]
-PARTIAL = [m for m in MISTAKES if m.module in NUMPY][::4]  # a spread of wrong implementations
+CAPPED = "causal mask capped at 8 tokens"  # caught by a hidden check alone: its feedback must not show the input
+PARTIAL = [m for number, m in enumerate(m for m in MISTAKES if m.module in NUMPY)
+           if number % 4 == 0 or m.name == CAPPED]  # a spread of wrong implementations, and that one
 HOSTILE = [a for a in ATTACKS if a.module == "lookup" and not a.links and not a.harmful]
 MAX = sum(registry.exercise(name).max_points for name in NUMPY)
 
@@ -129,7 +131,8 @@ def test_every_student_gets_the_row_expected(graded, klass):
             assert float(row["score"]) == score, (student, row)
         if status != "any":
             assert row["status"] == status, (student, row)
-        assert sum(float(row[name]) for name in NUMPY) == pytest.approx(float(row["score"]))
+        # Each column is rounded to hundredths, as the total is: their sum may be a hundredth off per column.
+        assert sum(float(row[name]) for name in NUMPY) == pytest.approx(float(row["score"]), abs=0.005 * len(NUMPY))
 
 
 def test_every_student_gets_feedback_without_hidden_inputs(graded, klass):
@@ -140,7 +143,7 @@ def test_every_student_gets_feedback_without_hidden_inputs(graded, klass):
         feedback = (folder / "feedback.md").read_text()
         assert feedback.startswith(f"# Feedback for {student}")
         assert (folder / "feedback.html").read_text().startswith("<!DOCTYPE html>")
-    capped = (graded / "partial-causal-mask-capped-at-8-tokens" / "feedback.md").read_text()  # fails a hidden check
+    capped = (graded / ("partial-" + CAPPED.replace(" ", "-")) / "feedback.md").read_text()
     assert "inputs that stay hidden" in capped and "(10, 10)" not in capped
 
 

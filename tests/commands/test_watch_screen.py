@@ -105,7 +105,7 @@ def test_the_failure_just_caused_is_on_an_80_by_24_screen(watched):
     screen = terminal.screen_after(2)
     shown = "\n".join(screen)
     assert len(screen) <= LINES, f"{len(screen)} lines: the top scrolled away\n{shown}"
-    assert "softmax.py: 14/17 points" in shown, shown
+    assert "softmax.py: 14.67/17 points" in shown, shown
     assert "✗ test_large_scores" in shown and "overflows to inf" in shown, shown
     assert screen[-1].startswith("Watching"), shown
 
