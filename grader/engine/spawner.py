@@ -152,7 +152,7 @@ def main():
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
-    from grader.engine import worker
+    from grader.engine import model_cache, worker
 
     try:
         settings = worker.Settings(**codec.receive(conn, None, MAX_SETTINGS))
@@ -164,7 +164,7 @@ def main():
         if settings.confined:
             os.environ.clear()
             os.environ.update(learner_environment(settings.scratch))
-        models = worker.build_models(settings)
+        models = model_cache.build(settings)
     except BaseException as exc:  # the kit's own setting up failed: say so
         worker.refuse(conn, exc)
     report = protections.unconfined(system.name()).to_plain() if settings.confined else {}

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader.engine import codec
+from grader.engine import codec, model_cache
 
 # What a learner's worker sees of the environment: nothing of the grader's (tokens, paths, passwords).
 LEARNER_ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HF_HUB_OFFLINE": "1",
@@ -121,7 +121,7 @@ def serve(data_fd: int, settings: Settings, namespaces: dict, host_uid: int, ids
     conn = socket.socket(fileno=data_fd)
     try:
         _isolate(settings, keep=(data_fd, *keep))
-        models = build_models(settings)
+        models = model_cache.build(settings)
         if settings.confined:
             protections = confine.restrict(
                 read=confine.python_installation(settings.forbidden) + list(settings.readable),
@@ -181,13 +181,6 @@ def _open_descriptors() -> list[int]:
         return [int(name) for name in os.listdir("/proc/self/fd")]
     except OSError:
         return list(range(3, 256))
-
-
-def build_models(settings: Settings) -> dict:
-    """Every model the calls will need, from the lesson's builder (torch comes with it, preloaded for GPT-2)."""
-    specs = [codec.ModelSpec(**plain) for plain in settings.models]
-    builder = importlib.import_module(settings.model_builder) if specs else None
-    return {spec: builder.build(spec) for spec in specs}
 
 
 class _Printed(io.TextIOBase):

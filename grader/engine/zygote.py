@@ -96,7 +96,7 @@ class ForkServer:
 
 def main():
     """The server's own loop (in the server process)."""
-    from grader.engine import confine, worker
+    from grader.engine import confine, model_cache, worker
 
     control = socket.socket(fileno=int(sys.argv[1]))
     confine.die_with_parent()
@@ -116,6 +116,10 @@ def main():
         if not data:
             return
         settings = worker.Settings(**json.loads(data))
+        try:
+            model_cache.prebuild(settings)  # once per model, here: the worker forked next inherits it
+        except Exception:  # the worker builds it itself, and reports why it cannot
+            pass
         pid = os.fork()
         if pid == 0:
             try:
