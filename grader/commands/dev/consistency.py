@@ -174,7 +174,7 @@ def readme_problems(checks: dict[str, list[registry.Check]]) -> list[str]:
         matches = [(name, document, match) for name, document in documents.items()
                    for match in pattern.finditer(document)]
         if not matches:
-            problems.append(f"README.md: no sentence of the kit's documents ({', '.join(DOCUMENTS)}) matches "
+            problems.append(f"the kit's documents ({', '.join(DOCUMENTS)}): no sentence matches "
                             f"{pattern.pattern!r}: state {what} ({totals[total]:g}) in those words")
         problems += [f"{name}:{line_at(document, match.start(1))}: make {' '.join(match.group(0).split())!r} say "
                      f"{totals[total]:g} ({what})" for name, document, match in matches
