@@ -6,7 +6,8 @@ grades, by ``softlookup check --json`` in a process of its own, against a
 disposable copy of the kit (so that a protection that fails cannot damage the
 real one). :func:`run_attack` returns what happened; ``tests/adversarial/test_attacks.py``
 holds every attack to its expected outcome, and ``python tests/attacks.py
-KIT_COPY_PARENT`` prints the table quoted in the README.
+KIT_COPY_PARENT`` prints a table of every attack's outcome, held to what SECURITY.md's threat
+model requires.
 
 Each attack's code gets ``KIT`` (the kit copy's folder), ``NEIGHBOUR`` (the pid
 of an unrelated process), ``PORT`` (a TCP port listening on 127.0.0.1) and

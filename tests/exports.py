@@ -1,8 +1,8 @@
 """Classes as course platforms export them, written from each platform's documented format.
 
 Each builder lays out :data:`ROSTER` as one platform's export does (the
-README's table of platforms cites the document or exporter's code each
-follows) and returns who ``softlookup grade`` must find: each student's id,
+table of platforms in docs/instructors.md cites the document or exporter's
+code each follows) and returns who ``softlookup grade`` must find: each student's id,
 name, email, whether late, and which :data:`WORK` they handed in. The roster
 has names with spaces, accents, hyphens and an apostrophe; a late student; a
 student who resubmitted; and a student who handed in nothing to grade.

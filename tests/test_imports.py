@@ -1,4 +1,4 @@
-"""The import layers of grader/, as the README's "How it works" states them: no arrow runs back up, no circle.
+"""The import layers of grader/, as CONTRIBUTING.md's "How it works" states them: no arrow runs back up, no circle.
 
 Each package may import from its own layer and the layers before it in
 :data:`LAYERS`, never from one after it; every import counts, those inside a

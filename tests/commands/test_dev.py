@@ -17,7 +17,7 @@ import pytest
 from attacks import kit_copy, manifest
 from grader import cli
 from grader.commands import dev
-from grader.commands.dev.consistency import PLACEHOLDER
+from grader.commands.dev.consistency import DOCUMENTS, PLACEHOLDER
 from grader.releases.stubs import BEGIN, END
 from grader.engine import registry
 
@@ -28,7 +28,9 @@ SOFTMAX_CHECKS = "grader/checks/public/test_softmax.py"
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory):
     kit = kit_copy(tmp_path_factory.mktemp("pristine"), registry.KIT_ROOT)
-    shutil.copy(registry.KIT_ROOT / "README.md", kit)
+    for name in DOCUMENTS:  # the README's table and the totals that the kit's documents state
+        (kit / name).parent.mkdir(exist_ok=True)
+        shutil.copy(registry.KIT_ROOT / name, kit / name)
     return kit
 
 
@@ -235,10 +237,20 @@ def readme_row_missing(kit):
 
 
 @kind
-def readme_total(kit):
-    edit(kit / "README.md", "grades the 109 public points", "grades the 100 public points")
-    return (f"README.md:{line_of(kit / 'README.md', 'grades the 100')}: make 'grades the 100 public points' say 109 "
+def document_total(kit):
+    guide = kit / "docs" / "instructors.md"
+    edit(guide, "grades the 109 public points", "grades the 100 public points")
+    return (f"docs/instructors.md:{line_of(guide, 'grades the 100')}: make 'grades the 100 public points' say 109 "
             "(the public checks' points)")
+
+
+@kind
+def total_stated_nowhere(kit):
+    for name in DOCUMENTS:
+        path = kit / name
+        path.write_text(path.read_text().replace("grades the 109 public points", "grades the public points"))
+    return ("the kit's documents (" + ", ".join(DOCUMENTS) + "): no sentence matches "
+            r"'grades the (\\d+(?:\\.\\d+)?) public points': state the public checks' points (109) in those words")
 
 
 @kind
@@ -415,22 +427,26 @@ def test_a_new_exercise_touches_its_own_files_and_one_registry_entry(kit):
         (kit / name).write_text(scaffolded.replace(added_block(old, scaffolded), filled))
     assert softlookup(kit, "release").returncode == 0
 
-    readme = kit / "README.md"
-    public_line, hidden_line = line_of(readme, "grades the 109 public"), line_of(readme, "worth 28 more")
-    argument_line, lazy_line = line_of(readme, "of 137 points"), line_of(readme, "137 points (a 1×1")
+    readme, guide, security, contributing = (kit / name for name in ("README.md", "docs/instructors.md",
+                                                                       "SECURITY.md", "CONTRIBUTING.md"))
+    public_line, hidden_line = line_of(guide, "grades the 109 public"), line_of(guide, "worth 28 more")
+    total_line, argument_line = line_of(readme, "of 137 points"), line_of(security, "of 137 points")
+    lazy_line = line_of(contributing, "137 points (a 1×1")
     done = softlookup(kit, "dev", "check")
     assert done.stdout.splitlines() == [
-        f"README.md:{public_line}: make 'grades the 109 public points' say 112 (the public checks' points)",
-        f"README.md:{hidden_line}: make 'hidden checks, worth 28 more' say 29 (the hidden checks' points)",
-        f"README.md:{argument_line}: make 'of 137 points' say 141 (all the checks' points)",
-        f"README.md:{lazy_line}: make 'of the 137 points' say 141 (all the checks' points)",
+        f"docs/instructors.md:{public_line}: make 'grades the 109 public points' say 112 (the public checks' points)",
+        f"docs/instructors.md:{hidden_line}: make 'hidden checks, worth 28 more' say 29 (the hidden checks' points)",
+        f"README.md:{total_line}: make 'of 137 points' say 141 (all the checks' points)",
+        f"SECURITY.md:{argument_line}: make 'of 137 points' say 141 (all the checks' points)",
+        f"CONTRIBUTING.md:{lazy_line}: make 'of the 137 points' say 141 (all the checks' points)",
         "README.md: the exercises table has no row for demo.py: add | `demo.py` | `demo` | 4 | after the row of "
         "gpt2_values.py",
     ], done.stdout + done.stderr
-    text = readme.read_text().replace("the 109 public", "the 112 public").replace("worth 28 more", "worth 29 more")
-    text = re.sub(r"of (the\s+)?137 points", r"of \g<1>141 points", text)
+    for document in (readme, guide, security, contributing):
+        text = document.read_text().replace("the 109 public", "the 112 public").replace("worth 28 more", "worth 29 more")
+        document.write_text(re.sub(r"of (the\s+)?137 points", r"of \g<1>141 points", text))
     row = "| `gpt2_values.py` | `head_vectors`, `head_output`, `value_contributions` | 17 |\n"
-    readme.write_text(text.replace(row, row + "| `demo.py` | `demo` | 4 |\n"))
+    readme.write_text(readme.read_text().replace(row, row + "| `demo.py` | `demo` | 4 |\n"))
 
     done = softlookup(kit, "dev", "check")
     assert (done.returncode, done.stdout) == (0, "7 exercises, all in step\n"), done.stdout + done.stderr
@@ -440,5 +456,6 @@ def test_a_new_exercise_touches_its_own_files_and_one_registry_entry(kit):
     touched = {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
     assert touched == {"solutions/demo.py", "assignments/demo.py", "assignments/demo.ipynb",
                        "grader/checks/public/test_demo.py", "grader/checks/hidden/test_demo.py", TOML,
-                       "tests/mistakes.py", "tests/degenerate.py", "README.md"}
+                       "tests/mistakes.py", "tests/degenerate.py", "README.md",
+                       "docs/instructors.md", "SECURITY.md", "CONTRIBUTING.md"}
     assert (kit / TOML).read_text() == shared[TOML] + ENTRY  # one registry entry, appended

@@ -1,6 +1,6 @@
 """A call's time limit counts the worker's own computing, not how busy the machine is.
 
-The README's rules state the limits: a call may compute for its time limit in
+The learners' rules (docs/learners.md) state the limits: a call may compute for its time limit in
 CPU time (read by the judge from the kernel, never from the worker), may wait
 (sleep, block) for twice that, and is run once more on a fresh worker, with
 room for a first call's one-time costs, before it is called a hang. These

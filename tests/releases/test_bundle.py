@@ -188,17 +188,18 @@ def lines_named_by_what_they_say(text: str) -> tuple[list[str], list[str]]:
     return commands, re.findall(r"The `([^`]+)` line", text)
 
 
-def test_the_readme_quotes_the_release_as_it_writes_the_bundle(made):
-    readme = (registry.KIT_ROOT / "README.md").read_text()
-    assert f'the release prints "{bundle.wrote(made)}"' in readme  # as bundle.main printed it, making `made`
+def test_the_instructors_guide_quotes_the_release_as_it_writes_the_bundle(made):
+    guide = (registry.KIT_ROOT / "docs" / "instructors.md").read_text()  # "Handing it out: the student bundle"
+    assert f'the release prints "{bundle.wrote(made)}"' in guide  # as bundle.main printed it, making `made`
     truth = made / "grader" / "data" / "gpt2_truth.json"
-    assert f"(`gpt2_truth.json`, {truth.stat().st_size / 1000:.0f} KB)" in readme
-    assert f"for the {len(leak_scan.reference_lines(SOLUTIONS))} non-trivial lines of reference code" in readme
+    assert f"(`gpt2_truth.json`, {truth.stat().st_size / 1000:.0f} KB)" in guide
+    assert f"for the {len(leak_scan.reference_lines(SOLUTIONS))} non-trivial lines of reference code" in guide
 
 
-@pytest.mark.parametrize("which", ["the bundle's", "the kit's"])
+@pytest.mark.parametrize("which", ["the bundle's", "the kit's", "the learners' guide"])
 def test_a_readme_names_its_install_lines_by_what_they_say_not_by_count(made, which):
-    text = (made / "README.md" if which == "the bundle's" else registry.KIT_ROOT / "README.md").read_text()
+    text = {"the bundle's": made / "README.md", "the kit's": registry.KIT_ROOT / "README.md",
+            "the learners' guide": registry.KIT_ROOT / "docs" / "learners.md"}[which].read_text()
     commands, named = lines_named_by_what_they_say(text)
     assert named and all(any(name in command for command in commands) for name in named), (named, commands)
     assert not re.search(r"\b(first|second|third|fourth|fifth) line\b", text, re.IGNORECASE)

@@ -167,8 +167,8 @@ def test_a_submission_that_cannot_be_graded_still_gets_results_that_say_why(root
                for test in results["tests"])
 
 
-def test_the_readme_quotes_the_zip_as_the_release_writes_it(tmp_path, capsys):
+def test_the_instructors_guide_quotes_the_zip_as_the_release_writes_it(tmp_path, capsys):
     assert gradescope.main([str(tmp_path / "autograder.zip")]) == 0
     printed = capsys.readouterr().out.split(":")[0].replace(str(tmp_path / "autograder.zip"), "autograder.zip")
     assert printed.startswith("wrote autograder.zip (")
-    assert f'the release prints "{printed}"' in (registry.KIT_ROOT / "README.md").read_text()
+    assert f'the release prints "{printed}"' in (registry.KIT_ROOT / "docs" / "instructors.md").read_text()

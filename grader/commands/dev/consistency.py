@@ -5,8 +5,9 @@ solution (defining its functions, the reference code between the solution
 markers), its stubs and notebook regenerated from it, public and hidden
 checks that each carry their points, wrong implementations in
 ``tests/mistakes.py`` that together fail every check worth points, lazy
-answers in ``tests/degenerate.py``, a hint, and the README's totals. This
-reads the kit and grades nothing; the kit's tests then grade what it read.
+answers in ``tests/degenerate.py``, a hint, its row in the README's table
+of exercises, and the totals that the kit's documents state. This reads the
+kit and grades nothing; the kit's tests then grade what it read.
 """
 
 from __future__ import annotations
@@ -24,10 +25,13 @@ SOLUTIONS = registry.KIT_ROOT / "solutions"
 ASSIGNMENTS = registry.KIT_ROOT / "assignments"
 TESTS = registry.KIT_ROOT / "tests"
 README = registry.KIT_ROOT / "README.md"
+# The kit's documents, README first: the README holds the exercises table, and any of them may state a total.
+DOCUMENTS = ("README.md", "docs/learners.md", "docs/instructors.md", "docs/speed.md", "SECURITY.md",
+             "CONTRIBUTING.md")
 MIN_MISTAKES = 6  # wrong implementations per exercise
 PLACEHOLDER = "TODO(dev new)"
 NUMBER = r"(\d+(?:\.\d+)?)"
-# The README's sentences that state a total, and which total: public, hidden or all.
+# The documents' sentences that state a total, and which total: public, hidden or all.
 README_TOTALS = (
     (re.compile(rf"grades the {NUMBER} public points"), "public", "the public checks' points"),
     (re.compile(rf"hidden\s+checks,\s+worth\s+{NUMBER}\s+more"), "hidden", "the hidden checks' points"),
@@ -156,21 +160,25 @@ def line_at(text: str, offset: int) -> int:
 
 
 def readme_problems(checks: dict[str, list[registry.Check]]) -> list[str]:
-    """The README's exercises table and the sentences that state a total, against the checks' points."""
+    """The README's exercises table, and the documents' sentences that state a total, against the checks' points."""
     text = README.read_text()
     if "\n## The exercises\n" not in text:
         return ['README.md: no section "## The exercises" with its table of exercises and points: put it back']
     totals = {"public": sum(c.points for found in checks.values() for c in found if not c.hidden),
               "hidden": sum(c.points for found in checks.values() for c in found if c.hidden)}
     totals["all"] = totals["public"] + totals["hidden"]
+    documents = {name: (registry.KIT_ROOT / name).read_text() for name in DOCUMENTS
+                 if (registry.KIT_ROOT / name).is_file()}
     problems = []
     for pattern, total, what in README_TOTALS:
-        matches = list(pattern.finditer(text))
+        matches = [(name, document, match) for name, document in documents.items()
+                   for match in pattern.finditer(document)]
         if not matches:
-            problems.append(f"README.md: no sentence matches {pattern.pattern!r}: state {what} ({totals[total]:g}) "
-                            "in those words")
-        problems += [f"README.md:{line_at(text, match.start(1))}: make {' '.join(match.group(0).split())!r} say "
-                     f"{totals[total]:g} ({what})" for match in matches if float(match.group(1)) != totals[total]]
+            problems.append(f"the kit's documents ({', '.join(DOCUMENTS)}): no sentence matches "
+                            f"{pattern.pattern!r}: state {what} ({totals[total]:g}) in those words")
+        problems += [f"{name}:{line_at(document, match.start(1))}: make {' '.join(match.group(0).split())!r} say "
+                     f"{totals[total]:g} ({what})" for name, document, match in matches
+                     if float(match.group(1)) != totals[total]]
     return problems + table_problems(text, {module: sum(c.points for c in found) for module, found in checks.items()})
 
 

@@ -114,7 +114,7 @@ Next, replace every {todo} in them:
   3. tests/mistakes.py: at least {mistakes} wrong implementations, each failing the check named beside it,
      together every check worth points; tests/degenerate.py: its lazy answers
   4. softlookup release: writes assignments/{name}.py and assignments/{name}.ipynb
-  5. softlookup dev check: lists what is still out of step, the README's totals among them
+  5. softlookup dev check: lists what is still out of step, the README's table and the documents' totals among them
   6. pytest tests/checks: grades them (right and wrong implementations, lazy answers)"""
 
 
