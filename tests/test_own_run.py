@@ -42,9 +42,9 @@ def test_the_run_has_folders_of_its_own():
     for variable in own_folders.FOLDERS:
         if variable != "HF_HUB_CACHE" or not os.environ[variable].endswith("/hub"):
             assert os.environ[variable].startswith(home), variable
-    from grader.commands import hint
+    from grader.engine import hint_record
 
-    assert str(hint.state_file()).startswith(home) and str(hint.failures_file()).startswith(home)
+    assert str(hint_record.seen_file()).startswith(home) and str(hint_record.failures_file()).startswith(home)
 
 
 def test_the_suite_leaves_the_learners_state_and_work_alone(tmp_path):

@@ -17,8 +17,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from grader.commands import hint
-from grader.engine import edition, notebooks, options, registry
+from grader.engine import edition, hint_record, notebooks, options, registry
 from grader.engine.intake import exercise_folder, link_on_the_way
 from grader.engine.keeper import Keeper, fingerprint
 from grader.engine.options import Options
@@ -110,7 +109,7 @@ def main(argv=None, grading=None) -> int:
         print("softlookup check: interrupted; nothing was written", file=sys.stderr)
         return 130
     result.submission = str(args.directory)
-    hint.record_failures(result)
+    hint_record.record_failures(result)
     console = Console(highlight=False)
     student = edition.student()
     note = student.note([exercise.module for exercise in exercises], result.max_score) if student else ""
@@ -166,7 +165,7 @@ def watch(directory: Path, prefer_notebooks: bool, refused: str, exercises: list
                 seen = now
                 try:
                     shown = graded(directory, prefer_notebooks, refused, exercises, chosen, grading=keeper.grade)
-                    hint.record_failures(shown)
+                    hint_record.record_failures(shown)
                     console.clear()  # after grading, so the last screen stays up meanwhile
                     terminal.watch_screen(shown, console, changed)
                 except (RuntimeError, notebooks.NotebookError) as error:

@@ -3,8 +3,9 @@
 The registry's hints go from the idea to the specific step, so each one asks
 a little less of the learner; showing them one at a time lets a learner stop
 as soon as one is enough. They follow the failing check: where the last
-``softlookup check`` failed in some of an exercise's functions only (it
-records which, :func:`record_failures`), the hints about those come first.
+``softlookup check`` or the learner's plain ``pytest`` failed in some of an
+exercise's functions only (both record which, :mod:`grader.engine.hint_record`),
+the hints about those come first.
 
 Which hints were seen is kept per user, in
 ``$XDG_STATE_HOME/softlookup/hints.json`` (default ``~/.local/state``): a
@@ -15,50 +16,14 @@ that cannot be read or written never stops a hint from being shown.
 
 from __future__ import annotations
 
-import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from rich.console import Console
 
-from grader.engine import registry
+from grader.engine import hint_record, registry
 from grader.reports import markup
-from grader.engine.results import SubmissionResult
 from grader.usage import Parser
-
-
-def state_file() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
-    return Path(base) / "softlookup" / "hints.json"
-
-
-def failures_file() -> Path:
-    return state_file().with_name("failing.json")
-
-
-def _read(path: Path) -> tuple[object, str]:
-    """A JSON record, and what was wrong with it ("" if nothing); a missing record is ``{}``."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8")), ""
-    except (FileNotFoundError, NotADirectoryError):
-        return {}, ""
-    except (OSError, ValueError) as error:
-        return {}, f"cannot read it ({error})"
-
-
-def _write(path: Path, record: dict) -> str:
-    """Write a record atomically; return what went wrong ("" if nothing)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.stem}-",
-                                         delete=False) as handle:
-            json.dump(record, handle, indent=1, sort_keys=True)
-        os.replace(handle.name, path)
-    except OSError as error:
-        return f"{error.strerror or error}"
-    return ""
 
 
 def load_seen(path: Path) -> tuple[dict[str, set[int]], str]:
@@ -66,7 +31,7 @@ def load_seen(path: Path) -> tuple[dict[str, set[int]], str]:
 
     A bad record counts as none seen.
     """
-    seen, problem = _read(path)
+    seen, problem = hint_record.read(path)
     if problem:
         return {}, f"ignoring the record of hints seen in {path}: {problem}"
     if not isinstance(seen, dict) or not all(_numbers(value) is not None for value in seen.values()):
@@ -84,30 +49,8 @@ def _numbers(value) -> set[int] | None:
 
 def save_seen(path: Path, seen: dict[str, set[int]]) -> str:
     """Write the record; return what went wrong ("" if nothing), which costs the learner nothing."""
-    problem = _write(path, {exercise: sorted(numbers) for exercise, numbers in seen.items()})
+    problem = hint_record.write(path, {exercise: sorted(numbers) for exercise, numbers in seen.items()})
     return f"could not record which hints you have seen in {path} ({problem})" if problem else ""
-
-
-def record_failures(result: SubmissionResult):
-    """Note, per exercise graded, the functions its failed checks were about, for the next ``softlookup hint``.
-
-    A check's verdict is about the learner's function it called last. Nothing
-    is said if the note cannot be written: the grades are what was asked for.
-    """
-    path = failures_file()
-    failing, problem = _read(path)
-    failing = failing if isinstance(failing, dict) and not problem else {}
-    for exercise in result.exercises:
-        blamed = {check.function for check in exercise.checks if check.outcome == "failed"}
-        failing[exercise.name] = [name for name in registry.exercise(exercise.name).functions if name in blamed]
-    _write(path, failing)
-
-
-def failing_functions(exercise: registry.Exercise) -> list[str]:
-    """The functions of ``exercise`` that failed a check in the last ``softlookup check`` (none if unknown)."""
-    failing, _ = _read(failures_file())
-    found = failing.get(exercise.module) if isinstance(failing, dict) else None
-    return [name for name in exercise.functions if isinstance(found, list) and name in found]
 
 
 def hint_order(exercise: registry.Exercise, failing: list[str]) -> list[int]:
@@ -131,7 +74,7 @@ def main(argv=None) -> int:
     choice.add_argument("--reset", action="store_true", help="forget which hints you have seen")
     args = parser.parse_args(argv)
     exercise = registry.exercise(args.exercise)
-    hints, path = exercise.hints, state_file()
+    hints, path = exercise.hints, hint_record.seen_file()
     console = Console(highlight=False)
 
     def say(text: str):
@@ -147,7 +90,7 @@ def main(argv=None) -> int:
         seen.pop(exercise.module, None)
         say(f"  Hints start again from the first: softlookup hint {exercise.module}")
     else:
-        failing = failing_functions(exercise)
+        failing = hint_record.failing_functions(exercise)
         unseen = [n for n in hint_order(exercise, failing) if n not in seen.get(exercise.module, set())]
         if not unseen:
             say(f"  You have seen all {len(hints)} hints. softlookup hint {exercise.module} --all shows them "

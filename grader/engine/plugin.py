@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import codec, ground_truth, inspection, notebooks, options, registry, servers
+from grader.engine import codec, ground_truth, hint_record, inspection, notebooks, options, registry, servers
 from grader.engine.intake import exercise_folder
 from grader.engine.errors import KitError, SubmissionError
 from grader.engine.judge import CheckFailure
@@ -49,6 +49,7 @@ _NEEDS = pytest.StashKey[dict]()  # exercise module -> the fork server its worke
 BATCH = pytest.StashKey[bool]()  # set by softlookup grade: it begins and ends each submission itself
 _STARTED = pytest.StashKey[float]()
 _FOLDER = pytest.StashKey[Path]()  # the submission graded now: --submission, or the batch's student of the moment
+_LEARNERS_PYTEST = pytest.StashKey[bool]()  # a learner's bare pytest: its failures guide softlookup hint
 PROBLEM = pytest.StashKey[str]()  # why --submission cannot be graded at all (runner.run_checks's problem)
 _MADE = pytest.StashKey[contextlib.ExitStack]()  # the folder of modules made from a learner's notebooks, while graded
 
@@ -88,6 +89,7 @@ def pytest_configure(config):
         # A bare `pytest`: the exercises' checks (the hidden ones too where the reference is), not this folder.
         config.args[:] = [str(path) for exercise in registry.EXERCISES
                           for path in exercise.check_files(hidden=not config.getoption("public"))]
+        config.stash[_LEARNERS_PYTEST] = True
     config.stash[RESULT] = SubmissionResult(str(config.getoption("submission")))
     config.stash[_CASES] = {}
     solutions = config.getoption("solutions")
@@ -344,7 +346,9 @@ def _printed(calls: PrintLog) -> str:
 
 def pytest_sessionfinish(session):
     if not session.config.stash.get(BATCH, False):
-        end_submission(session.config)
+        result = end_submission(session.config)
+        if session.config.stash.get(_LEARNERS_PYTEST, False):  # softlookup check records its own
+            hint_record.record_failures(result)
     session.config.stash[SESSION].close()
     if _MADE in session.config.stash:
         session.config.stash[_MADE].close()

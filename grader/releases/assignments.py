@@ -26,7 +26,10 @@ def planned(solutions: Path, assignments: Path) -> dict[Path, str]:
 
 
 # How a learner's bare `pytest` reports: softlookup's table after pytest's dots, and no cache left behind.
-LEARNERS_ADDOPTS = "-p no:cacheprovider -q --tb=no -rN"
+# --noconftest: in a clone, pytest would otherwise load the kit's own tests/conftest.py (it looks in test*
+# folders beside the folder it starts from), which moves HOME and the state folder into a temporary one,
+# so that `softlookup hint` never saw what the learner's pytest found.
+LEARNERS_ADDOPTS = "-p no:cacheprovider --noconftest -q --tb=no -rN"
 LEARNERS_PYTEST_INI = f"""\
 # `pytest` in this folder checks your exercises, as `softlookup check` does.
 [pytest]

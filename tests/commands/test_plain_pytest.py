@@ -8,6 +8,7 @@ the learner's files or the kit's. (The student bundle's ``pytest`` is
 tested with the bundle, in ``tests/releases/test_bundle.py``.)
 """
 
+import json
 import subprocess
 import sys
 
@@ -32,10 +33,10 @@ def checked(clone):
     return done.stdout
 
 
-def learners_pytest(where, *args):
+def learners_pytest(where, *args, **env):
     """``pytest`` typed in ``where`` (``python -m pytest``: this venv has no pytest script of its own)."""
     return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=where, capture_output=True, text=True,
-                          env=ENV, timeout=600)
+                          env={**ENV, **env}, timeout=600)
 
 
 @pytest.mark.parametrize("where", [".", "assignments"], ids=["in the clone", "in assignments/"])
@@ -67,3 +68,13 @@ def test_the_way_pytest_names_shows_every_case(clone):
     done = learners_pytest(clone, "-k", "test_soft_weights_sum_to_one", "--tb=short")
     failures = done.stdout.split("= FAILURES =")[1].split("lookup.py: Three lookups")[0]  # before the table
     assert failures.count("do not favour the keys closest to it") == 3, done.stdout  # each case, its message
+
+
+def test_the_next_hint_follows_what_pytest_found(clone, tmp_path):
+    """As after softlookup check: the hints about the function whose checks failed come first."""
+    state = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    assert learners_pytest(clone, **state).returncode == 1
+    failing = json.loads((tmp_path / "state" / "softlookup" / "failing.json").read_text())
+    assert failing["lookup"] == ["soft_lookup"] and failing["softmax"] == []
+    hint = softlookup("hint", "lookup", cwd=clone, **state)
+    assert "Your last check failed in soft_lookup only" in hint.stdout, hint.stdout + hint.stderr
