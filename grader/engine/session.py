@@ -25,11 +25,6 @@ from grader.engine.slot import Limits, Slot
 
 PRINTED_LINES = 20  # lines of a call's printed output kept for the learner
 
-# Module -> every GPT-2 spec that calls into it have needed in this process, kept from session to session:
-# a worker builds them all before learner code runs, so a warm re-check (the warm server, --watch) or a
-# batch's later students start one worker per module instead of one per model the checks ask for next.
-MODELS_NEEDED: dict[str, set] = {}
-
 
 class Session:
     """Everything one grading run starts: private copies of submissions, workers, their scratch folders.
@@ -64,7 +59,6 @@ class Session:
         self.budget: float | None = TIME_BUDGET  # seconds for all of one submission's calls; None: no budget
         self.spent = 0.0  # seconds the current submission's calls have taken so far
         self.hung: dict[str, dict[tuple[str, str], SubmissionError]] = {}  # folder -> (module, function) -> error
-        self.models_needed = MODELS_NEEDED  # module -> the model specs its workers build: see Slot.models_needed
 
     def begin_submission(self, budget: float | None = TIME_BUDGET):
         """A new submission is graded next: its calls get a whole budget, and no function is known to hang."""

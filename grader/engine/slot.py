@@ -103,6 +103,10 @@ class Worker:
         self.status.close()
 
 
+# Module -> every model spec calls into it have needed in this process, from session to session (Slot.models_needed).
+MODELS_NEEDED: dict[str, set] = {}
+
+
 @dataclass
 class Slot:
     """One folder-and-module pair: its live worker, and what is already known to fail."""
@@ -122,13 +126,15 @@ class Slot:
     hung: dict = field(default_factory=dict)  # function -> the timeout error it gave (trusted slots)
 
     def models_needed(self) -> set:
-        """Every GPT-2 (tiny or from disk) that calls into this module have needed, in this session.
+        """Every GPT-2 (tiny or from disk) that calls into this module have needed, in this process.
 
-        A new worker builds all of them before it imports learner code; the
-        session keeps the set across a class's students, so only the first
-        student's workers restart when a check asks for a model not seen yet.
+        A new worker builds all of them before it imports learner code (the
+        fork server has built them already: :mod:`grader.engine.model_cache`).
+        The set outlives sessions (:data:`MODELS_NEEDED`), so only the first
+        grading's workers restart when a check asks for a model not seen yet:
+        a warm re-check, ``--watch`` and a class's later students start one.
         """
-        return self.session.models_needed.setdefault(self.module, set())
+        return MODELS_NEEDED.setdefault(self.module, set())
 
     def known_hangs(self) -> dict:
         """(module, function) -> timeout error, for every function of this slot's folder that ran past its limit.
