@@ -5,8 +5,10 @@ smallest change that makes it wrong, the way a learner might slip. The few
 that need more are whole functions appended to the reference module, which
 replace the right ones (``rewrite``). ``tests/checks/test_wrong_implementations.py``
 grades every one and requires its check to fail with a message containing
-``hint``; ``softlookup dev check`` requires every check worth points to catch
-at least one mistake, and six mistakes per exercise.
+``hint`` and, where the verdict diagnoses it, the stable name ``named``;
+``softlookup dev check`` requires every check worth points to catch at least
+one mistake, six mistakes per exercise, and every mistake name an exercise
+lists to be told to one of them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class Mistake:
     new: str = ""  # ...into this (every occurrence)
     code: str = ""  # or: functions appended to the module
     passes: tuple[str, ...] = ()  # checks the mistake must not cost: their hint would name another cause
+    named: str = ""  # the stable name caught_by's verdict gives it (its exercise's mistakes in exercises.toml)
 
     @property
     def id(self) -> str:
@@ -42,39 +45,41 @@ class Mistake:
         path.write_text(text.replace(self.old, self.new))
 
 
-def edit(name, module, old, new, caught_by, hint, passes=()) -> Mistake:
-    return Mistake(name, module, caught_by, hint, old=old, new=new, passes=tuple(passes))
+def edit(name, module, old, new, caught_by, hint, passes=(), named="") -> Mistake:
+    return Mistake(name, module, caught_by, hint, old=old, new=new, passes=tuple(passes), named=named)
 
 
-def rewrite(name, module, code, caught_by, hint, passes=()) -> Mistake:
-    return Mistake(name, module, caught_by, hint, code=code, passes=tuple(passes))
+def rewrite(name, module, code, caught_by, hint, passes=(), named="") -> Mistake:
+    return Mistake(name, module, caught_by, hint, code=code, passes=tuple(passes), named=named)
 
 
 MISTAKES = [
     # -- softmax ---------------------------------------------------------------------------
     edit("no max subtraction", "softmax", "shifted = x - np.max(x, axis=axis, keepdims=True)", "shifted = x",
-         "test_large_scores", "subtract the largest score"),
+         "test_large_scores", "subtract the largest score", named="largest-not-subtracted"),
     edit("axis ignored", "softmax", "axis=axis", "axis=0", "test_axis", "pass `axis` on",
-         passes=["test_arguments_unchanged"]),  # the arguments are left alone: that check is not the axis's
+         passes=["test_arguments_unchanged"],  # the arguments are left alone: that check is not the axis's
+         named="axis-ignored"),
     # On the masked scores the wrong-axis weights have a largest weight of 1: not "did you divide by the max".
     edit("axis ignored, seen on -inf scores", "softmax", "axis=axis", "axis=0", "test_minus_infinity_gets_zero",
-         "pass `axis` on"),
+         "pass `axis` on", named="axis-ignored"),
     edit("exp of minus the scores", "softmax", "exps = np.exp(shifted)", "exps = np.exp(-shifted)",
-         "test_weights_positive_and_sum_to_one", "order of the scores"),
+         "test_weights_positive_and_sum_to_one", "order of the scores", named="order-reversed"),
     edit("divide by the max", "softmax", "np.sum(exps", "np.max(exps",
-         "test_weights_positive_and_sum_to_one", "divide by the max"),
+         "test_weights_positive_and_sum_to_one", "divide by the max", named="divided-by-max"),
     # The max is subtracted, so large scores stay finite: their verdict is the sum's, not the shift's.
     edit("divide by the max, seen on large scores", "softmax", "np.sum(exps", "np.max(exps",
-         "test_large_scores", "divide by the max"),
+         "test_large_scores", "divide by the max", named="divided-by-max"),
     edit("shifted by the first score", "softmax", "np.max(x, axis=axis, keepdims=True)",
-         "np.take(x, [0], axis=axis)", "test_large_scores", "shifted by any score but the largest"),
+         "np.take(x, [0], axis=axis)", "test_large_scores", "shifted by any score but the largest",
+         named="shifted-by-another-score"),
     rewrite("integer scores handed to torch as they are", "softmax", """
 import torch
 
 
 def softmax(x, axis=-1):
     return torch.softmax(torch.as_tensor(x), dim=axis).numpy()
-""", "test_lesson_scores", "Scores may be integers"),
+""", "test_lesson_scores", "Scores may be integers", named="integers-not-floats"),
     rewrite("a vector shifted in place", "softmax", """
 def softmax(x, axis=-1):
     x = np.asarray(x, dtype=float)  # the caller's own array, when it is one of floats
@@ -82,31 +87,42 @@ def softmax(x, axis=-1):
         x -= np.max(x)
     exps = np.exp(x - np.max(x, axis=axis, keepdims=True))
     return exps / np.sum(exps, axis=axis, keepdims=True)
-""", "test_arguments_unchanged", "changed its argument `x` in place"),
+""", "test_arguments_unchanged", "changed its argument `x` in place", named="changed-in-place"),
     edit("sum over every axis", "softmax", "np.sum(exps, axis=axis, keepdims=True)", "np.sum(exps)",
-         "test_axis", "keepdims=True"),
+         "test_axis", "keepdims=True", named="sum-without-keepdims"),
     edit("flattened result", "softmax", "return exps / np.sum(exps, axis=axis, keepdims=True)",
          "return (exps / np.sum(exps, axis=axis, keepdims=True)).ravel()", "test_keeps_shape", "expected shape"),
     edit("scores clipped to [-50, 50]", "softmax", "x = np.asarray(x, dtype=float)",
-         "x = np.clip(np.asarray(x, dtype=float), -50, 50)", "test_minus_infinity_gets_zero", "not exactly 0"),
+         "x = np.clip(np.asarray(x, dtype=float), -50, 50)", "test_minus_infinity_gets_zero", "not exactly 0", named="masked-weight-not-zero"),
     edit("scores normalised without exp", "softmax", "exps = np.exp(shifted)", "exps = x + 10.0",
-         "test_shift_invariance", "cancels"),
+         "test_shift_invariance", "cancels", named="not-shift-invariant"),
     edit("scores standardised first", "softmax", "x = np.asarray(x, dtype=float)",
          "x = np.asarray(x, dtype=float)\n    x = (x - x.mean(axis=axis, keepdims=True)) / x.std(axis=axis, keepdims=True)",
-         "test_sharpness_limits", "largest score"),
+         "test_sharpness_limits", "nearly equal weights", named="not-flat-in-the-limit"),
+    edit("scores clipped to [-50, 50], seen on sharp scores", "softmax", "x = np.asarray(x, dtype=float)",
+         "x = np.clip(np.asarray(x, dtype=float), -50, 50)", "test_sharpness_limits", "largest score",
+         named="not-sharp-in-the-limit"),
+    edit("exp minus one (np.expm1)", "softmax", "exps = np.exp(shifted)", "exps = np.expm1(shifted)",
+         "test_weights_positive_and_sum_to_one", "not positive", named="weights-not-positive"),
+    edit("the weights sorted", "softmax", "return exps / np.sum(exps, axis=axis, keepdims=True)",
+         "return np.sort(exps / np.sum(exps, axis=axis, keepdims=True), axis=axis)",
+         "test_weights_positive_and_sum_to_one", "do not follow the order", named="order-not-kept"),
+    edit("one added to the sum", "softmax", "np.sum(exps, axis=axis, keepdims=True)",
+         "(np.sum(exps, axis=axis, keepdims=True) + 1)", "test_weights_positive_and_sum_to_one",
+         "divide the exponentials by their sum", named="not-divided-by-sum"),
     edit("powers of 2 instead of e", "softmax", "np.exp(shifted)", "2.0 ** shifted",
-         "test_lesson_scores", "exp(score)"),
+         "test_lesson_scores", "exp(score)", named="not-exp-over-sum"),
     edit("axis 1 taken as the last axis", "softmax", "x = np.asarray(x, dtype=float)",
          "x = np.asarray(x, dtype=float)\n    axis = 0 if axis == 0 else -1", "test_matches_reference", "axis=1"),
     edit("largest score of the whole array, not of each row", "softmax", "np.max(x, axis=axis, keepdims=True)",
-         "np.max(x)", "test_rows_far_apart", "each row's own largest score"),
+         "np.max(x)", "test_rows_far_apart", "each row's own largest score", named="one-shift-for-all-rows"),
     rewrite("scores changed in place", "softmax", """
 def softmax(x, axis=-1):
     x -= np.max(x, axis=axis, keepdims=True)
     np.exp(x, out=x)
     x /= np.sum(x, axis=axis, keepdims=True)
     return x
-""", "test_arguments_unchanged", "changed its argument `x` in place"),
+""", "test_arguments_unchanged", "changed its argument `x` in place", named="changed-in-place"),
     # -- lookup ----------------------------------------------------------------------------
     edit("exact lookup returns the key", "lookup", "            return value\n", "            return key\n",
          "test_exact_lookup_finds_key", "Return the value stored"),
@@ -144,7 +160,7 @@ def soft_lookup(query, keys, values, sharpness=1.0):
     weights = softmax(scores, axis=-1)
     answers = weights @ np.asarray(values, dtype=float)
     return (float(answers), weights) if queries.ndim == 0 else (answers, weights)
-""", "test_arguments_unchanged", "changed its argument `keys` in place"),
+""", "test_arguments_unchanged", "changed its argument `keys` in place", named="changed-in-place"),
     edit("hard lookup, seen on many queries", "lookup", "weights = softmax(scores, axis=-1)",
          "weights = softmax(1e9 * (scores - scores.max(axis=-1, keepdims=True)), axis=-1)",
          "test_many_queries", "a hard lookup"),
@@ -185,7 +201,7 @@ def soft_lookup(query, keys, values, sharpness=1.0):
 """, "test_very_sharp_and_far_queries", "underflow"),
     edit("keys shifted in place", "lookup", "    distances = np.abs(np.asarray(keys, dtype=float) - query)\n",
          "    distances = np.asarray(keys, dtype=float)\n    distances -= query\n    np.abs(distances, out=distances)\n",
-         "test_arguments_unchanged", "changed its argument `keys` in place"),
+         "test_arguments_unchanged", "changed its argument `keys` in place", named="changed-in-place"),
     # -- attention -------------------------------------------------------------------------
     edit("attend score sign flipped", "attention", "weights = softmax(scores)\n", "weights = softmax(-scores)\n",
          "test_two_number_example", "sign flipped"),
@@ -281,7 +297,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
 """, "test_long_queries", "subtract the largest score"),
     edit("queries scaled in place", "attention", "    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1])\n",
          "    Q /= np.sqrt(K.shape[-1])\n    scores = Q @ np.swapaxes(K, -1, -2)\n",
-         "test_arguments_unchanged", "changed its argument `Q` in place"),
+         "test_arguments_unchanged", "changed its argument `Q` in place", named="changed-in-place"),
     # -- gpt2_heads ------------------------------------------------------------------------
     edit("decoded words instead of tokens", "gpt2_heads",
          "    tokens = tokenizer.convert_ids_to_tokens(ids[0].tolist())\n    return tokens, attentions[layer][0, head]",
@@ -353,7 +369,7 @@ def attention_share(tokens, pattern, from_token, to_token):
     tokens[:] = [token.removeprefix("Ġ") for token in tokens]  # in place: the caller's list
     row, column = tokens.index(from_token.strip().removeprefix("Ġ")), tokens.index(to_token.strip().removeprefix("Ġ"))
     return float(np.asarray(pattern)[row, column])
-""", "test_arguments_unchanged", "changed its argument `tokens` in place"),
+""", "test_arguments_unchanged", "changed its argument `tokens` in place", named="changed-in-place"),
     edit("q, k and v side by side within each head", "gpt2_heads",
          "q, k, _ = qkv.split(model.config.n_embd, dim=-1)",
          "q, k, _ = (part.reshape(len(qkv), -1) for part in qkv.reshape(len(qkv), model.config.n_head, 3, size)"
@@ -438,7 +454,7 @@ def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4)
          "        keys_now = torch.cat([keys[:which], key[None], keys[which + 1:]])\n",
          "        with torch.no_grad():\n            keys[which] = key  # torch.as_tensor shares the numpy memory\n"
          "        keys_now = torch.cat([keys[:which], key[None], keys[which + 1:]])\n",
-         "test_arguments_unchanged", "changed its argument `keys` in place"),
+         "test_arguments_unchanged", "changed its argument `keys` in place", named="changed-in-place"),
     rewrite("slope by a forward difference, step 0.001", "learning", """
 def answer_slope(query, keys, values, sharpness):
     step = 1e-3
@@ -543,7 +559,7 @@ def head_vectors(model, input_ids, layer, head):
         hidden = base(torch.as_tensor(ids), output_hidden_states=True).hidden_states[layer][0]
         thirds = block.attn.c_attn(block.ln_1(hidden)).split(width, dim=-1)
     return tuple(third[:, head * size:(head + 1) * size].numpy() for third in thirds)
-""", "test_arguments_unchanged", "changed its argument `input_ids` in place"),
+""", "test_arguments_unchanged", "changed its argument `input_ids` in place", named="changed-in-place"),
     edit("keys and values swapped", "gpt2_values", "for third in thirds)", "for third in (thirds[0], thirds[2], thirds[1]))",
          "test_head_vectors", "in that order"),
     edit("keys mixed instead of values", "gpt2_values",

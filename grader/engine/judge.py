@@ -3,6 +3,13 @@
 A failed check raises :class:`CheckFailure`, whose message is what the learner
 reads: what was expected, what was received, and a hint in the lesson's
 words. The checks never show reference code, only numbers.
+
+Where a verdict diagnoses a mistake, it also names it (``mistake=``): one of
+the names its exercise lists under ``mistakes`` in
+``grader/checks/exercises.toml``. The name is what stays when the numbers
+and the wording change: the class summary counts students by it, the
+feedback shows it, and the kit's catalogue of wrong implementations
+(``tests/mistakes.py``) says which name each one must be told.
 """
 
 from __future__ import annotations
@@ -13,11 +20,15 @@ from grader.engine.codec import Unsupported
 
 
 class CheckFailure(AssertionError):
-    """A check's verdict: the message is shown to the learner as it is."""
+    """A check's verdict: the message is shown to the learner as it is; ``mistake`` names the diagnosis, if any."""
+
+    def __init__(self, message: str, mistake: str = ""):
+        super().__init__(message)
+        self.mistake = mistake
 
 
-def fail(message: str):
-    raise CheckFailure(message)
+def fail(message: str, mistake: str = ""):
+    raise CheckFailure(message, mistake)
 
 
 def show(value, digits: int = 4) -> str:
@@ -93,11 +104,11 @@ def array(value, what: str, shape: tuple | None = None, finite: bool = True) -> 
     return result
 
 
-def finite(value, what: str, cause: str, shape: tuple | None = None) -> np.ndarray:
+def finite(value, what: str, cause: str, shape: tuple | None = None, mistake: str = "") -> np.ndarray:
     """``value`` as a float array; NaN or infinity fails with ``cause``, the likely mistake the check knows."""
     result = array(value, what, shape=shape, finite=False)
     if not np.all(np.isfinite(result)):
-        fail(f"{what} contains {'NaN' if np.any(np.isnan(result)) else 'infinity'}: {show(result)}. {cause}")
+        fail(f"{what} contains {'NaN' if np.any(np.isnan(result)) else 'infinity'}: {show(result)}. {cause}", mistake)
     return result
 
 
@@ -113,7 +124,7 @@ def all_on_the_best(scores) -> np.ndarray:
     return best / np.sum(best, axis=-1, keepdims=True)
 
 
-def number(value, what: str, cause: str = "") -> float:
+def number(value, what: str, cause: str = "", mistake: str = "") -> float:
     """``value`` as a float; a 0-d or one-element array counts as a number. ``cause``: why it could be NaN."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.ndarray)):
         fail(f"{what}: expected a number, received {_describe_type(value)}.")
@@ -123,7 +134,7 @@ def number(value, what: str, cause: str = "") -> float:
         value = value.reshape(())
     result = float(value)
     if not np.isfinite(result):
-        fail(f"{what}: expected a finite number, received {result}." + (f" {cause}" if cause else ""))
+        fail(f"{what}: expected a finite number, received {result}." + (f" {cause}" if cause else ""), mistake)
     return result
 
 
@@ -134,8 +145,9 @@ def pair(value, what: str, names: str = "(output, weights)"):
     return value
 
 
-def close(received, expected, what: str, hint: str = "", atol: float = 1e-6, rtol: float = 1e-6):
-    """Fail unless ``received`` matches ``expected`` within ``atol + rtol*|expected|``."""
+def close(received, expected, what: str, hint: str = "", atol: float = 1e-6, rtol: float = 1e-6,
+          mistake: str = ""):
+    """Fail unless ``received`` matches ``expected`` within ``atol + rtol*|expected|`` (``mistake``: the hint's)."""
     received_array = np.asarray(received, dtype=float)
     expected_array = np.asarray(expected, dtype=float)
     if received_array.shape != expected_array.shape:
@@ -159,7 +171,7 @@ def close(received, expected, what: str, hint: str = "", atol: float = 1e-6, rto
             message = f"{what}: {int(wrong.sum())} of {wrong.size} entries are off"
         digits = digits_to_differ(a, b)
         message += f" (largest difference at index {index}: expected {show(a, digits)}, received {show(b, digits)})"
-    fail(message + (f". {hint}" if hint else "."))
+    fail(message + (f". {hint}" if hint else "."), mistake)
 
 
 def average_atol(values, weight_atol: float = 1e-6) -> float:
@@ -204,7 +216,8 @@ def unchanged(sent: dict, after: list, what: str):
     for (name, value), later in zip(sent.items(), after):
         if not _same(value, later):
             fail(f"{what} changed its argument `{name}` in place: work on a copy (`x = x - x.max()` makes a new "
-                 "array, `x -= x.max()` changes the caller's), because the caller still needs its values.")
+                 "array, `x -= x.max()` changes the caller's), because the caller still needs its values.",
+                 "changed-in-place")
 
 
 def _same(sent, after) -> bool:
@@ -218,6 +231,6 @@ def _same(sent, after) -> bool:
     return bool(after == sent) or (sent != sent and after != after)  # NaN stays NaN
 
 
-def expect(condition, message: str):
+def expect(condition, message: str, mistake: str = ""):
     if not condition:
-        fail(message)
+        fail(message, mistake)

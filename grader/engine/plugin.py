@@ -270,11 +270,11 @@ def pytest_runtest_makereport(item, call):
     # One result per check: from setup when it skipped or failed there, else from the call.
     if _check_of(item) is None or report.when == "teardown" or (report.when == "setup" and report.passed):
         return report
-    message, kind = "", ""
+    message, kind, mistake = "", "", ""
     if call.excinfo is not None:
         error = call.excinfo.value
         if isinstance(error, (CheckFailure, SubmissionError)):
-            message, kind = str(error), getattr(error, "kind", "")
+            message, kind, mistake = str(error), getattr(error, "kind", ""), getattr(error, "mistake", "")
             kind = _STATUS_KINDS.get(kind, kind)
         elif report.skipped:
             message = str(getattr(error, "msg", error))
@@ -282,14 +282,16 @@ def pytest_runtest_makereport(item, call):
             message = f"the grader could not judge this ({type(error).__name__}: {error}); please report it"
             kind = "kit"
     _record(item, "passed" if report.passed else "skipped" if report.skipped else "failed", message, kind,
-            _printed(item.config.stash[SESSION].printed))
+            _printed(item.config.stash[SESSION].printed), mistake)
     return report
 
 
-def _record(item, outcome: str, message: str, error: str = "", printed: str = ""):
+def _record(item, outcome: str, message: str, error: str = "", printed: str = "", mistake: str = ""):
     """Add one case of a check to the result, with its share of the check's points.
 
-    ``printed`` is what learner code printed during this check: only a check that ran has any.
+    ``printed`` is what learner code printed during this check: only a check that ran has any. ``mistake``
+    is the diagnosis its verdict named; a name the exercise does not list is the kit's slip, and kept out
+    of the result (``softlookup dev check`` finds it in the checks' source).
     """
     exercise, hidden = _check_of(item)
     # Verdicts quote learner values and text: whatever it holds, a message is encodable and bounded.
@@ -313,6 +315,7 @@ def _record(item, outcome: str, message: str, error: str = "", printed: str = ""
             printed=printed,
             error=error,
             function=function if module == exercise.module else "",
+            mistake=mistake if mistake in exercise.mistakes else "",
         ),
         exercise.title,
     )

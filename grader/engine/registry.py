@@ -5,7 +5,8 @@ functions it must define, the hints shown to a learner who is stuck, and its
 checks. Two sources, each holding a name once:
 
 * ``grader/checks/exercises.toml``: one entry per exercise (module, title,
-  functions, hints, time limit, what its workers import). A data file, not
+  functions, hints, time limit, what its workers import, the mistakes its
+  checks can name, beside those every exercise shares). A data file, not
   Python, so that adding an exercise is adding an entry (``softlookup dev
   new`` appends one) and nothing else about exercises lives in code;
 * ``grader/checks/{public,hidden}/test_<module>.py``: its checks, each a test
@@ -23,7 +24,7 @@ from __future__ import annotations
 import ast
 import re
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 
@@ -72,6 +73,9 @@ class Exercise:
     hints: tuple[Hint, ...]  # from the idea to the specific step; a Hint names the functions it is about
     time_limit: float = 5.0  # seconds per call into the learner's code
     needs: str = "numpy"  # what its workers import beforehand: one of NEEDS
+    # The mistakes its verdicts can name (grader.engine.judge's ``mistake=``): name -> what it is, in a line of
+    # the lesson's words, as the class summary lists it. The file's shared [mistakes] are every exercise's too.
+    mistakes: dict[str, str] = field(default_factory=dict)
 
     def check_files(self, hidden: bool = True) -> list[Path]:
         folders = ["public", "hidden"] if hidden else ["public"]
@@ -152,10 +156,26 @@ def _hint(item, functions: tuple[str, ...]) -> Hint:
     return Hint(item, *[name for name in functions if re.search(rf"\b{name}\b", item)])
 
 
+MISTAKE_NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")  # stable and plain: lower case words joined by hyphens
+
+
+def _mistakes(where: str, table) -> dict[str, str]:
+    if not isinstance(table, dict) or not all(isinstance(text, str) and text for text in table.values()):
+        raise RegistryError(f"{where}: mistakes must be a table of names, each with a line of text")
+    if wrong := [name for name in table if not MISTAKE_NAME.fullmatch(name)]:
+        raise RegistryError(f"{where}: mistake {wrong[0]!r} needs a name of lower-case words joined by hyphens")
+    return table
+
+
+def shared_mistakes(path: Path = EXERCISES_FILE) -> dict[str, str]:
+    """The mistakes of the file's [mistakes] table, which every exercise's checks may name (the judge does)."""
+    return _mistakes(f"{path.name}, [mistakes]", tomllib.loads(path.read_text(encoding="utf-8")).get("mistakes", {}))
+
+
 def load(path: Path = EXERCISES_FILE) -> tuple[Exercise, ...]:
     """The exercises of ``path``, in its order; a wrong key or type is a RegistryError naming the entry."""
-    entries = tomllib.loads(path.read_text(encoding="utf-8")).get("exercise", [])
-    known = [field.name for field in fields(Exercise)]
+    entries, shared = tomllib.loads(path.read_text(encoding="utf-8")).get("exercise", []), shared_mistakes(path)
+    known = [each.name for each in fields(Exercise)]
     exercises = []
     for number, entry in enumerate(entries, 1):
         where = f"{path.name}, exercise {number} ({entry.get('module', 'no module')})"
@@ -164,6 +184,7 @@ def load(path: Path = EXERCISES_FILE) -> tuple[Exercise, ...]:
         try:
             entry = {key: tuple(value) if isinstance(value, list) else value for key, value in entry.items()}
             entry["hints"] = tuple(_hint(item, entry.get("functions", ())) for item in entry.get("hints", ()))
+            entry["mistakes"] = {**shared, **_mistakes(where, entry.get("mistakes", {}))}
             exercise = Exercise(**entry)
         except TypeError as error:  # a key missing
             raise RegistryError(f"{where}: {error}") from None

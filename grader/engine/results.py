@@ -53,6 +53,7 @@ class CheckResult:
     printed: str = ""  # what the learner's code printed during the check (capped)
     error: str = ""  # why the learner's code gave no answer (SubmissionError.kind), "kit" for the grader's fault
     function: str = ""  # the learner's function the check called last: the one its verdict is about (hints follow it)
+    mistake: str = ""  # the stable name of the mistake the verdict diagnoses (the exercise's registry lists them)
 
     @property
     def passed(self) -> bool:
@@ -241,8 +242,8 @@ def redacted(result: SubmissionResult) -> SubmissionResult:
     copy = cleaned(result)
     for exercise in copy.exercises:
         for check in exercise.checks:
-            if check.hidden:
-                check.case, check.printed = "", ""
+            if check.hidden:  # the diagnosis would say what the hidden inputs showed: the message is redacted too
+                check.case, check.printed, check.mistake = "", "", ""
                 if check.outcome == "failed":
                     check.message = HIDDEN_ERRORS.get(check.error, HIDDEN_OTHERWISE)
                 elif check.outcome == "passed":

@@ -123,7 +123,8 @@ def markdown(result: SubmissionResult, student: str) -> str:
             titles = [inline(check.title or check.check) for check in failed]
             others = f" (and {len(titles) - 1} more check{'s' * (len(titles) > 2)}: {'; '.join(titles[1:])})" \
                 if len(titles) > 1 else ""
-            problems.append(f"- **{titles[0]}**{others}: {inline(message)}")
+            named = f" (mistake `{failed[0].mistake}`, as the class summary counts it)" if failed[0].mistake else ""
+            problems.append(f"- **{titles[0]}**{others}: {inline(message)}{named}")
             if failed[0].printed:
                 problems.append("  Your code printed:\n\n" + fenced(failed[0].printed, "  "))
         lines += ["", *problems, ""] if problems else [""]

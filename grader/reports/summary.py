@@ -5,15 +5,15 @@ exercise, or whose module is missing or cannot be read, fails all its checks:
 that says nothing about what they misunderstood, and ranked among the rest it
 buries the one signal a teacher needs. So it is counted apart, per exercise
 (:func:`absences`). What is left, checks that ran on a student's own code and
-failed, is grouped by the mistake the verdict names (:func:`mistakes`). A
-check's message first says what was wrong with the numbers, which differs
-with every input, then, where the check knows it, the likely mistake in the
-lesson's words, which is the same for every student who made it ("...
-received …. Only the differences between scores matter: subtract the largest
-score first."): those catalogued in ``tests/mistakes.py`` are required to
-say theirs. Students told the same mistake count together, whichever check
-and inputs told them; numbers are blanked out (:func:`blanked`), names are
-not. Code that ran out of time or memory, or crashed, says nothing about the
+failed, is grouped by the mistake the verdict names (:func:`mistakes`):
+the stable name a check gives its diagnosis (``CheckResult.mistake``, listed
+with a line of text per exercise in ``grader/checks/exercises.toml``), which
+stays the same whichever check, inputs and wording told it; the mistakes
+catalogued in ``tests/mistakes.py`` are required to be told theirs. A
+verdict that names none (a comparison with the reference, a wrong shape)
+is grouped by what its message advises: a message first says what was wrong
+with the numbers, which differs with every input, then the advice, with
+numbers blanked out (:func:`blanked`) and names kept. Code that ran out of time or memory, or crashed, says nothing about the
 lesson either (and a loop in softmax stops the lookups that call it too):
 those are counted apart, per exercise (:func:`stopped`).
 """
@@ -30,7 +30,8 @@ import textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 
-from grader.engine.results import STATUSES, ExerciseResult, SubmissionResult, encodable
+from grader.engine import registry
+from grader.engine.results import STATUSES, CheckResult, ExerciseResult, SubmissionResult, encodable
 from grader.reports import inert
 from grader.reports.verdicts import points
 
@@ -46,7 +47,8 @@ class Mistake:
     """One mistake across the class: what the checks told, which checks, and how many made it of how many."""
 
     exercise: str
-    told: str  # the likely mistake the verdict names (or its whole message, numbers blanked out)
+    told: str  # the named mistake's line of text; else the verdict's advice (or whole message), numbers blanked out
+    name: str = ""  # the stable name the verdicts gave it, "" where they named none
     checks: set[str] = field(default_factory=set)  # titles of the checks that told it, "(hidden)" marked
     students: set[str] = field(default_factory=set)
     attempted: int = 0  # students whose code for this exercise was graded
@@ -73,6 +75,15 @@ def told(message: str) -> str:
     message = blanked(message)
     _, stop, advice = message.partition(". ")
     return advice.strip() if stop and advice.strip() else message
+
+
+def diagnosis(case: CheckResult) -> tuple[str, str]:
+    """The mistake a failed case names, as the summary groups it: (stable name, its line of text), or, where the
+    verdict names none, ("", :func:`told` of its message)."""
+    exercise = registry.BY_MODULE.get(case.exercise)
+    if case.mistake and exercise is not None and case.mistake in exercise.mistakes:
+        return case.mistake, exercise.mistakes[case.mistake]
+    return "", told(case.message)
 
 
 def absence(exercise: ExerciseResult) -> str | None:
@@ -122,9 +133,11 @@ def mistakes(graded: dict[str, SubmissionResult]) -> list[Mistake]:
             for (name, hidden), cases in exercise.grouped().items():
                 failed = [case for case in cases if case.outcome == "failed"
                           and case.error != "not_implemented" and case.error not in STOPPED]
-                if failed:
-                    mistake = found.setdefault((exercise.name, told(failed[0].message)),
-                                               Mistake(exercise.name, told(failed[0].message)))
+                # Each mistake the failed cases named, once; a check whose cases named none, by its first's advice.
+                named = {diagnosis(case) for case in failed if diagnosis(case)[0]}
+                for name_of, text in named or [diagnosis(case) for case in failed[:1]]:
+                    mistake = found.setdefault((exercise.name, name_of or text),
+                                               Mistake(exercise.name, text, name_of))
                     mistake.checks.add((cases[0].title or name) + (" (hidden)" if hidden else ""))
                     mistake.students.add(student)
     for mistake in found.values():
@@ -153,7 +166,8 @@ def markdown(graded: dict[str, SubmissionResult]) -> str:
     found = mistakes(graded)
     if found:
         lines += ["| mistake | students | exercise: checks |", "| --- | --- | --- |"]
-        lines += [f"| {inline(m.told)} | {len(m.students)} of {m.attempted} | {inline(m.exercise)}: "
+        lines += [f"| {inline(m.told)}{f' (`{m.name}`)' if m.name else ''} | {len(m.students)} of {m.attempted} | "
+                  f"{inline(m.exercise)}: "
                   f"{inline(', '.join(sorted(m.checks)))} |" for m in found]
     else:
         lines.append("No check failed on code a student wrote.")
@@ -192,7 +206,8 @@ def page(graded: dict[str, SubmissionResult]) -> str:
     if found:
         body.append(f'<img alt="students per mistake" src="data:image/png;base64,{_mistakes_png(found)}">')
         body.append("<table><thead><tr><th>mistake</th><th>students</th><th>exercise: checks</th></tr></thead><tbody>")
-        body += [f"<tr><td>{html.escape(m.told)}</td><td>{len(m.students)} of {m.attempted}</td>"
+        body += [f"<tr><td>{html.escape(m.told)}{f' (<code>{html.escape(m.name)}</code>)' if m.name else ''}</td>"
+                 f"<td>{len(m.students)} of {m.attempted}</td>"
                  f"<td>{html.escape(m.exercise)}: {html.escape(', '.join(sorted(m.checks)))}</td></tr>" for m in found]
         body.append("</tbody></table>")
     else:

@@ -18,6 +18,10 @@ def test_mistake_is_caught(tmp_path, mistake):
     messages = failures(result, mistake.caught_by)
     assert messages, f"{mistake.caught_by} passed the mistake {mistake.name!r}"
     assert any(mistake.hint in message for message in messages), messages
+    if mistake.named:  # the name the summary counts it by: told by the check meant to catch it
+        names = {c.mistake for e in result.exercises for c in e.checks
+                 if c.check == mistake.caught_by and c.outcome == "failed"}
+        assert mistake.named in names, f"{mistake.caught_by} named {names}, not {mistake.named!r}"
     assert result.score < result.max_score
     assert not any("could not judge" in c.message for e in result.exercises for c in e.checks)
     for check in mistake.passes:  # a check whose hint would blame another cause must let this mistake through

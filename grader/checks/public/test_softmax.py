@@ -22,35 +22,39 @@ def weights_of(submission, x, axis=-1, shape=None):
     return judge.array(submission.softmax.softmax(x, axis), "softmax's result", shape=shape or x.shape)
 
 
-def diagnose_sums(weights, axis):
-    """Name the likely mistake behind weights that do not sum to 1 along ``axis``."""
+def diagnose_sums(weights, axis) -> tuple[str, str]:
+    """The likely mistake behind weights that do not sum to 1 along ``axis``: what to say, and its name."""
     sums = weights.sum(axis=axis)
     shown = judge.show(sums, judge.digits_to_differ(np.ones_like(sums), sums))
     others = [other for other in range(weights.ndim)
               if other != axis % weights.ndim and np.allclose(weights.sum(axis=other), 1, atol=1e-6)]
     if others:
         return (f"with axis={axis} the weights sum to 1 along axis {others[0]} instead: "
-                "pass `axis` on to np.max and np.sum.")
+                "pass `axis` on to np.max and np.sum."), "axis-ignored"
     if np.allclose(weights.max(axis=axis), 1):
         return (f"the weights sum to {shown} and the largest weight is 1: did you divide by the "
-                "max (or not divide at all) instead of dividing by the sum?")
+                "max (or not divide at all) instead of dividing by the sum?"), "divided-by-max"
     if np.allclose(sums, sums.flat[0]):
         total = float(sums.flat[0])
         shown = judge.show(total, judge.digits_to_differ(1.0, total))
-        return f"the weights sum to {shown}: divide the exponentials by their sum."
-    return f"sums along axis {axis} are {shown}, not all 1: is the sum taken over the right axis, with keepdims=True?"
+        return f"the weights sum to {shown}: divide the exponentials by their sum.", "not-divided-by-sum"
+    return (f"sums along axis {axis} are {shown}, not all 1: is the sum taken over the right axis, with "
+            "keepdims=True?"), "sum-without-keepdims"
 
 
 def expect_weights(weights, x, axis=-1):
     """Softmax's three properties: positive (but where exp() underflows), summing to 1, in the order of the scores."""
     within = x - np.max(x, axis=axis, keepdims=True) > -700  # exp() of a score 745 below the largest underflows to 0
     judge.expect(np.all(weights[within] > 0), f"some weights are not positive: {judge.show(weights)}. "
-                 "exp() of any finite score is positive, so every weight must be too.")
-    judge.expect(np.allclose(weights.sum(axis=axis), 1, atol=1e-6), diagnose_sums(weights, axis))
+                 "exp() of any finite score is positive, so every weight must be too.", mistake="weights-not-positive")
+    if not np.allclose(weights.sum(axis=axis), 1, atol=1e-6):
+        judge.fail(*diagnose_sums(weights, axis))
     if not judge.ranked_like(weights, x, axis):
-        flipped = " They follow it backwards: is a sign flipped?" if judge.ranked_like(weights, -x, axis) else ""
+        backwards = judge.ranked_like(weights, -x, axis)
         judge.fail(f"the weights {judge.show(weights)} do not follow the order of the scores {judge.show(x)}: "
-                   f"a higher score must always get a larger weight, because exp() is increasing.{flipped}")
+                   "a higher score must always get a larger weight, because exp() is increasing."
+                   + (" They follow it backwards: is a sign flipped?" if backwards else ""),
+                   "order-reversed" if backwards else "order-not-kept")
 
 
 @pytest.mark.points(2)
@@ -59,7 +63,8 @@ def test_lesson_scores(submission):
     weights = weights_of(submission, LESSON_SCORES)
     judge.close(weights, LESSON_WEIGHTS, "softmax of the lesson's scores", atol=6e-5, rtol=0,
                 hint=f"In percent you gave {judge.percent(weights)}; the lesson has "
-                     f"{judge.percent(LESSON_WEIGHTS)}. Softmax is exp(score) divided by the sum of exp(score).")
+                     f"{judge.percent(LESSON_WEIGHTS)}. Softmax is exp(score) divided by the sum of exp(score).",
+                mistake="not-exp-over-sum")
     integers = np.array([2, 1, 0])  # scores may be integers: the docstring's own example
     try:
         received = submission.softmax.softmax(integers)
@@ -67,10 +72,12 @@ def test_lesson_scores(submission):
         if error.kind != "exception":
             raise
         judge.fail(f"softmax(np.array([2, 1, 0])), integer scores, raised {error.message}. Scores may be integers: "
-                   "turn them into floats first (np.asarray(x, dtype=float), or a float64 tensor).")
+                   "turn them into floats first (np.asarray(x, dtype=float), or a float64 tensor).",
+                   "integers-not-floats")
     judge.close(judge.array(received, "softmax of the integer scores [2, 1, 0]", shape=(3,)),
                 np.exp(integers) / np.exp(integers).sum(), "softmax of the integer scores [2, 1, 0]",
-                hint="The docstring's example: weights [0.665, 0.245, 0.090]. Integer scores are scores too.")
+                hint="The docstring's example: weights [0.665, 0.245, 0.090]. Integer scores are scores too.",
+                mistake="integers-not-floats")
 
 
 @pytest.mark.points(2)
@@ -106,7 +113,8 @@ def test_shift_invariance(submission):
     for shift in (-7.0, 3.5, 40.0):
         judge.close(weights_of(submission, x + shift), base, f"softmax(scores + {shift:g})",
                     atol=1e-6, rtol=1e-6,
-                    hint="exp(s + c) = exp(s) * exp(c), and the factor exp(c) cancels in the division.")
+                    hint="exp(s + c) = exp(s) * exp(c), and the factor exp(c) cancels in the division.",
+                    mistake="not-shift-invariant")
     expect_weights(base, x)
 
 
@@ -121,18 +129,22 @@ def test_large_scores(submission, scores):
     x = np.array(scores)
     # NaN or infinity here has one cause, which the scores show: name it, not every way softmax can give NaN.
     if x[0] != x.max():  # the largest score is not the first: only a shift by the largest keeps exp() finite
+        mistake = "shifted-by-another-score"
         cause = ("These scores lie 1000 apart: shifted by any score but the largest (the first, or the smallest), "
                  "the largest becomes +1000 and exp(1000) overflows to inf, and inf/inf is NaN. Subtract the largest "
                  "score along the axis, np.max(x, axis=axis, keepdims=True).")
     else:
         what = "overflows to inf, and inf/inf is NaN" if x[0] > 0 else "underflows to 0, and 0/0 is NaN"
+        mistake = "largest-not-subtracted"
         cause = (f"exp() of every one of these scores {what}. Only the differences between scores matter: subtract "
                  "the largest score first, so that the largest exp() is exactly 1.")
-    weights = judge.finite(submission.softmax.softmax(x), f"softmax({judge.show(x)})", shape=(3,), cause=cause)
+    weights = judge.finite(submission.softmax.softmax(x), f"softmax({judge.show(x)})", shape=(3,), cause=cause,
+                           mistake=mistake)
     expect_weights(weights, x)  # a wrong sum has its own cause (divided by the max, say), whatever the scores
     expected = np.exp(x - x.max()) / np.exp(x - x.max()).sum()
     judge.close(weights, expected, f"softmax({judge.show(x)})", atol=1e-6,
-                hint="Only the differences between scores matter: subtract the largest score first.")
+                hint="Only the differences between scores matter: subtract the largest score first.",
+                mistake="largest-not-subtracted")
 
 
 @pytest.mark.points(1)
@@ -145,23 +157,25 @@ def test_minus_infinity_gets_zero(submission):
         judge.fail(f"softmax with -inf scores is NaN in row {np.flatnonzero(nan_rows).tolist()}, exactly where the "
                    "first score is -inf: shifted by the first score, that row becomes -inf - (-inf), which is NaN. "
                    "Subtract each row's largest score, np.max(x, axis=axis, keepdims=True): it is finite as long as "
-                   "one score of the row is.")
+                   "one score of the row is.", "shifted-by-another-score")
     weights = judge.array(weights, "softmax with -inf scores")
     judge.expect(np.all(weights[np.isinf(x)] == 0),
-                 f"entries with score -inf got weights {judge.show(weights[np.isinf(x)])}, not exactly 0.")
+                 f"entries with score -inf got weights {judge.show(weights[np.isinf(x)])}, not exactly 0.",
+                 mistake="masked-weight-not-zero")
     expect_weights(weights, x)
 
 
 @pytest.mark.points(1)
 def test_sharpness_limits(submission):
-    """Scores times a big factor approach one-hot; times a tiny factor, equal weights."""
+    """Scores times a tiny factor give equal weights; times a big factor, they approach one-hot."""
     x = np.array([0.3, 1.2, -0.4, 0.9])
-    sharp = weights_of(submission, 200.0 * x)
-    judge.close(sharp, [0.0, 1.0, 0.0, 0.0], "softmax(200 * scores)", atol=1e-6,
-                hint="A large factor should give (almost) all the weight to the largest score.")
     flat = weights_of(submission, 1e-6 * x)
     judge.close(flat, [0.25] * 4, "softmax(0.000001 * scores)", atol=1e-5,
-                hint="Scores that are nearly equal should give nearly equal weights.")
+                hint="Scores that are nearly equal should give nearly equal weights.", mistake="not-flat-in-the-limit")
+    sharp = weights_of(submission, 200.0 * x)
+    judge.close(sharp, [0.0, 1.0, 0.0, 0.0], "softmax(200 * scores)", atol=1e-6,
+                hint="A large factor should give (almost) all the weight to the largest score.",
+                mistake="not-sharp-in-the-limit")
 
 
 @pytest.mark.points(1)
@@ -175,10 +189,11 @@ def test_rows_far_apart(submission, axis):
     weights = judge.finite(submission.softmax.softmax(x, axis), what, shape=x.shape, cause=(
         "Each row (here one near +1000, one near -1000) needs its own shift: subtract each row's own largest "
         "score, np.max(x, axis=axis, keepdims=True). One largest score for the whole array shifts the row near "
-        "-1000 down to -2000, where every exp() underflows to 0, and 0/0 is NaN."))
+        "-1000 down to -2000, where every exp() underflows to 0, and 0/0 is NaN."), mistake="one-shift-for-all-rows")
     expect_weights(weights, x, axis)
     judge.close(weights, weights_of(submission, moved, axis), what, atol=1e-6,
-                hint="Each row keeps the weights of the same scores moved near 0: a row's shift cancels.")
+                hint="Each row keeps the weights of the same scores moved near 0: a row's shift cancels.",
+                mistake="one-shift-for-all-rows")
 
 
 def weights_along_some_axis(weights, x) -> bool:

@@ -129,7 +129,21 @@ def mistake_problems(mistakes: list, checks: dict[str, list[registry.Check]]) ->
         elif mistake.caught_by not in {check.name for check in checks[mistake.module]}:
             problems.append(f"{where}: mistake {mistake.name!r} names {mistake.caught_by}, which is no check of "
                             f"{mistake.module}: name the check that fails it")
+        elif mistake.named and mistake.named not in registry.BY_MODULE[mistake.module].mistakes:
+            problems.append(f"{where}: mistake {mistake.name!r} is named {mistake.named!r}, which {mistake.module} "
+                            f"does not list: add it to its mistakes in {shown(registry.EXERCISES_FILE)}")
+    shared = registry.shared_mistakes()
     for module, its_checks in checks.items():
+        given, mentioned = names_in_checks(registry.CHECKS_DIR.glob(f"*/test_{module}.py"))
+        own = {name for name in registry.BY_MODULE[module].mistakes if name not in shared}
+        told = {mistake.named for mistake in mistakes if mistake.module == module}
+        problems += [f"grader/checks: a verdict of test_{module}.py names the mistake {name!r}, which {module} does "
+                     f"not list: add it to its mistakes in {shown(registry.EXERCISES_FILE)}"
+                     for name in sorted(given - set(registry.BY_MODULE[module].mistakes))]
+        problems += [f"{shown(registry.EXERCISES_FILE)}: {module}'s mistake {name!r} is named by no check: name it "
+                     f"in a verdict (mistake={name!r}) or remove it" for name in sorted(own - mentioned)]
+        problems += [f"{where}: no wrong implementation of {module} is told the mistake {name!r}: add one with "
+                     f"named={name!r}, so that a test sees the name given" for name in sorted(own & mentioned - told)]
         count = sum(mistake.module == module for mistake in mistakes)
         if count < MIN_MISTAKES:
             problems.append(f"{where}: {module} has {count} wrong implementations: add {MIN_MISTAKES - count} "
@@ -138,7 +152,30 @@ def mistake_problems(mistakes: list, checks: dict[str, list[registry.Check]]) ->
         problems += [f"{where}: no wrong implementation is caught by {module}'s {check.name}: add one that it fails "
                      "(a check worth points must catch one)" for check in its_checks
                      if check.points > 0 and check.name not in caught]
-    return problems
+    _, mentioned = names_in_checks([*registry.CHECKS_DIR.glob("*/test_*.py"), registry.PACKAGE_DIR / "engine" /
+                                    "judge.py"])
+    told = {mistake.named for mistake in mistakes}
+    problems += [f"{shown(registry.EXERCISES_FILE)}: the shared mistake {name!r} is named by no check: name it in a "
+                 f"verdict or remove it" for name in shared if name not in mentioned]
+    return problems + [f"{where}: no wrong implementation is told the shared mistake {name!r}: add one with "
+                       f"named={name!r}" for name in shared if name in mentioned and name not in told]
+
+
+def names_in_checks(paths) -> tuple[set[str], set[str]]:
+    """Read from the source of ``paths``: the mistake names their verdicts give as ``mistake="..."``, and every
+    string they hold (where a name given through a variable stands)."""
+    given, strings = set(), set()
+    for path in paths:
+        try:
+            tree = ast.parse(path.read_bytes())
+        except SyntaxError:  # check_problems says where
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                strings.add(node.value)
+            if isinstance(node, ast.keyword) and node.arg == "mistake" and isinstance(node.value, ast.Constant):
+                given.add(node.value.value)
+    return given, strings
 
 
 def degenerate_problems(answers: dict[str, str]) -> list[str]:
