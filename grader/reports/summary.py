@@ -13,7 +13,10 @@ catalogued in ``tests/mistakes.py`` are required to be told theirs. A
 verdict that names none (a comparison with the reference, a wrong shape)
 is grouped by what its message advises: a message first says what was wrong
 with the numbers, which differs with every input, then the advice, with
-numbers blanked out (:func:`blanked`) and names kept. Code that ran out of time or memory, or crashed, says nothing about the
+numbers blanked out (:func:`blanked`) and names kept. Such a failure counts
+only for a student with no named mistake in that exercise: once a mistake
+is named, the comparisons it also fails (a hidden check's among them) say
+nothing more about it. Code that ran out of time or memory, or crashed, says nothing about the
 lesson either (and a loop in softmax stops the lookups that call it too):
 those are counted apart, per exercise (:func:`stopped`).
 """
@@ -130,16 +133,20 @@ def mistakes(graded: dict[str, SubmissionResult]) -> list[Mistake]:
             if absence(exercise):
                 continue
             attempted[exercise.name] += 1
+            told_here = {}  # (name, text) -> the checks that told it, for this student and exercise
             for (name, hidden), cases in exercise.grouped().items():
                 failed = [case for case in cases if case.outcome == "failed"
                           and case.error != "not_implemented" and case.error not in STOPPED]
                 # Each mistake the failed cases named, once; a check whose cases named none, by its first's advice.
                 named = {diagnosis(case) for case in failed if diagnosis(case)[0]}
-                for name_of, text in named or [diagnosis(case) for case in failed[:1]]:
-                    mistake = found.setdefault((exercise.name, name_of or text),
-                                               Mistake(exercise.name, text, name_of))
-                    mistake.checks.add((cases[0].title or name) + (" (hidden)" if hidden else ""))
-                    mistake.students.add(student)
+                for diagnosed in named or [diagnosis(case) for case in failed[:1]]:
+                    told_here.setdefault(diagnosed, set()).add((cases[0].title or name) + " (hidden)" * hidden)
+            if any(name_of for name_of, _ in told_here):  # a named mistake explains the unnamed failures
+                told_here = {diagnosed: checks for diagnosed, checks in told_here.items() if diagnosed[0]}
+            for (name_of, text), checks in told_here.items():
+                mistake = found.setdefault((exercise.name, name_of or text), Mistake(exercise.name, text, name_of))
+                mistake.checks |= checks
+                mistake.students.add(student)
     for mistake in found.values():
         mistake.attempted = attempted[mistake.exercise]
     return sorted(found.values(), key=lambda mistake: (-len(mistake.students), mistake.exercise, mistake.told))

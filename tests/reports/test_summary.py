@@ -147,3 +147,28 @@ def test_a_chart_label_is_cut_between_words():
     assert len(lines) == 2 and all(len(line) <= 60 for line in lines) and lines[-1].endswith(" …")
     words = set(f"{long.exercise}: {long.told}".split())
     assert all(word in words for line in lines for word in line.removesuffix(" …").split()), label  # no word cut
+
+
+def test_a_graded_class_is_summarised_one_row_per_mistake_made(tmp_path):
+    """A class with a known mix of catalogued mistakes, graded as `softlookup grade` grades it: one row per
+    mistake, counted by the students who made it, most made first; the checks each mistake also fails (a
+    hidden comparison, a property that follows from it) add no row of their own."""
+    from helpers import make_submission, run_batch
+    from mistakes import MISTAKES
+
+    made = {"no max subtraction": 3, "divide by the max": 2, "axis ignored": 1, "shifted by the first score": 1}
+    catalogue = {mistake.name: mistake for mistake in MISTAKES if mistake.module == "softmax"}
+    folders = {"right": make_submission(tmp_path / "right")}
+    for name, students in made.items():
+        for number in range(students):
+            folder = folders[f"{name}-{number}".replace(" ", "-")] = make_submission(tmp_path / f"{name}-{number}")
+            catalogue[name].apply(folder)
+    graded = run_batch(folders, ["softmax"], tmp_path)
+    found = summary.mistakes(graded)
+    assert [(m.name, len(m.students), m.attempted) for m in found] == [
+        (catalogue[name].named, students, len(folders)) for name, students in made.items()]
+    for mistake, name in zip(found, made):
+        assert mistake.students == {student for student in folders if student.startswith(name.replace(" ", "-"))}
+    table = summary.markdown(graded).split("## What to reteach")[1].split("## Ran out of time")[0]
+    assert "(`largest-not-subtracted`) | 3 of 8 |" in table and "(`divided-by-max`) | 2 of 8 |" in table
+    assert table.count("| softmax: ") == len(made)

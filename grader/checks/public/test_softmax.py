@@ -42,13 +42,23 @@ def diagnose_sums(weights, axis) -> tuple[str, str]:
             "keepdims=True?"), "sum-without-keepdims"
 
 
+def expect_sums(weights, axis=-1):
+    """Weights far from summing to 1 fail with the cause of their sums, before a check compares their values.
+
+    Only the sums: float32 and float16 weights underflow to 0, and tie, where float64 ones do not.
+    """
+    if not np.allclose(weights.sum(axis=axis), 1, atol=1e-3):
+        judge.fail(*diagnose_sums(weights, axis))
+
+
 def expect_weights(weights, x, axis=-1):
-    """Softmax's three properties: positive (but where exp() underflows), summing to 1, in the order of the scores."""
+    """Softmax's three properties: summing to 1, positive (but where exp() underflows), in the order of the scores."""
+    # The sums first: weights of another axis (a wrong `axis`) can underflow to 0 along this one.
+    if not np.allclose(weights.sum(axis=axis), 1, atol=1e-6):
+        judge.fail(*diagnose_sums(weights, axis))
     within = x - np.max(x, axis=axis, keepdims=True) > -700  # exp() of a score 745 below the largest underflows to 0
     judge.expect(np.all(weights[within] > 0), f"some weights are not positive: {judge.show(weights)}. "
                  "exp() of any finite score is positive, so every weight must be too.", mistake="weights-not-positive")
-    if not np.allclose(weights.sum(axis=axis), 1, atol=1e-6):
-        judge.fail(*diagnose_sums(weights, axis))
     if not judge.ranked_like(weights, x, axis):
         backwards = judge.ranked_like(weights, -x, axis)
         judge.fail(f"the weights {judge.show(weights)} do not follow the order of the scores {judge.show(x)}: "
@@ -61,6 +71,7 @@ def expect_weights(weights, x, axis=-1):
 def test_lesson_scores(submission):
     """The two-number example gives 77.68% to "cat"; the docstring's integer scores [2, 1, 0] give 66.5%."""
     weights = weights_of(submission, LESSON_SCORES)
+    expect_sums(weights)  # weights that do not sum to 1 have a cause of their own
     judge.close(weights, LESSON_WEIGHTS, "softmax of the lesson's scores", atol=6e-5, rtol=0,
                 hint=f"In percent you gave {judge.percent(weights)}; the lesson has "
                      f"{judge.percent(LESSON_WEIGHTS)}. Softmax is exp(score) divided by the sum of exp(score).",
@@ -170,9 +181,11 @@ def test_sharpness_limits(submission):
     """Scores times a tiny factor give equal weights; times a big factor, they approach one-hot."""
     x = np.array([0.3, 1.2, -0.4, 0.9])
     flat = weights_of(submission, 1e-6 * x)
+    expect_sums(flat)  # weights that do not sum to 1 have a cause of their own
     judge.close(flat, [0.25] * 4, "softmax(0.000001 * scores)", atol=1e-5,
                 hint="Scores that are nearly equal should give nearly equal weights.", mistake="not-flat-in-the-limit")
     sharp = weights_of(submission, 200.0 * x)
+    expect_sums(sharp)
     judge.close(sharp, [0.0, 1.0, 0.0, 0.0], "softmax(200 * scores)", atol=1e-6,
                 hint="A large factor should give (almost) all the weight to the largest score.",
                 mistake="not-sharp-in-the-limit")
@@ -186,10 +199,19 @@ def test_rows_far_apart(submission, axis):
     near_zero = rows - np.array([[1000.0], [-1000.0]])  # the same differences within each row
     x, moved = (rows, near_zero) if axis == -1 else (rows.T, near_zero.T)
     what = f"softmax of rows near +1000 and -1000 (axis={axis})"
-    weights = judge.finite(submission.softmax.softmax(x, axis), what, shape=x.shape, cause=(
-        "Each row (here one near +1000, one near -1000) needs its own shift: subtract each row's own largest "
-        "score, np.max(x, axis=axis, keepdims=True). One largest score for the whole array shifts the row near "
-        "-1000 down to -2000, where every exp() underflows to 0, and 0/0 is NaN."), mistake="one-shift-for-all-rows")
+    received = judge.array(submission.softmax.softmax(x, axis), what, shape=x.shape, finite=False)
+    # Two mistakes give NaN here, and the rows tell them apart: no shift at all overflows the row near +1000;
+    # one shift for the whole array (by +1001) leaves that row finite and underflows the row near -1000.
+    if not np.all(np.isfinite(received[0] if axis == -1 else received[:, 0])):
+        mistake = "largest-not-subtracted"
+        cause = ("The row near +1000 overflowed: exp(1000) is inf, and inf/inf is NaN. Only the differences between "
+                 "scores matter: subtract each row's largest score first, np.max(x, axis=axis, keepdims=True).")
+    else:
+        mistake = "one-shift-for-all-rows"
+        cause = ("Each row (here one near +1000, one near -1000) needs its own shift: subtract each row's own largest "
+                 "score, np.max(x, axis=axis, keepdims=True). One largest score for the whole array shifts the row "
+                 "near -1000 down to -2000, where every exp() underflows to 0, and 0/0 is NaN.")
+    weights = judge.finite(received, what, cause=cause, mistake=mistake)
     expect_weights(weights, x, axis)
     judge.close(weights, weights_of(submission, moved, axis), what, atol=1e-6,
                 hint="Each row keeps the weights of the same scores moved near 0: a row's shift cancels.",
