@@ -204,31 +204,34 @@ def soft_lookup(query, keys, values, sharpness=1.0):
          "test_arguments_unchanged", "changed its argument `keys` in place", named="changed-in-place"),
     # -- attention -------------------------------------------------------------------------
     edit("attend score sign flipped", "attention", "weights = softmax(scores)\n", "weights = softmax(-scores)\n",
-         "test_two_number_example", "sign flipped"),
+         "test_two_number_example", "sign flipped", named="score-sign-flipped"),
     edit("attend averages the keys", "attention", "return weights @ np.asarray(values, dtype=float), weights",
-         "return weights @ np.asarray(keys, dtype=float), weights", "test_output_mixes_values", "*keys*"),
+         "return weights @ np.asarray(keys, dtype=float), weights", "test_output_mixes_values", "*keys*",
+         named="keys-mixed-not-values"),
     edit("attend never normalises", "attention", "weights = softmax(scores)\n", "weights = np.exp(scores)\n",
-         "test_attend_weights_sum_to_one", "softmax"),
+         "test_attend_weights_sum_to_one", "softmax", named="weights-not-normalised"),
     edit("attend uses cosine similarity", "attention", "weights = softmax(scores)\n",
          "weights = softmax(scores / np.linalg.norm(query) / np.linalg.norm(keys, axis=1))\n",
-         "test_query_length_is_sharpness", "grow in proportion"),
+         "test_query_length_is_sharpness", "grow in proportion", named="scores-not-plain-dot-products"),
     edit("attend output mixes the scores", "attention", "return weights @ np.asarray(values, dtype=float), weights",
-         "return scores @ np.asarray(values, dtype=float), weights", "test_output_inside_values", "outside the range"),
+         "return scores @ np.asarray(values, dtype=float), weights", "test_output_inside_values", "outside the range",
+         named="output-outside-values"),
     edit("no sqrt(d) scaling", "attention", " / np.sqrt(K.shape[-1])", "",
-         "test_scores_scaled_by_sqrt_d", "not divided by sqrt(d_k)"),
+         "test_scores_scaled_by_sqrt_d", "not divided by sqrt(d_k)", named="not-divided-by-sqrt-dk"),
     edit("scores divided by d instead of sqrt(d)", "attention", "np.sqrt(K.shape[-1])", "K.shape[-1]",
-         "test_scores_scaled_by_sqrt_d", "divided by d_k, not sqrt(d_k)"),
+         "test_scores_scaled_by_sqrt_d", "divided by d_k, not sqrt(d_k)", named="divided-by-dk"),
     edit("softmax down the columns", "attention", "softmax(scores, axis=-1)", "softmax(scores, axis=0)",
-         "test_matrix_output_mixes_values", "Softmax each row"),
+         "test_matrix_output_mixes_values", "Softmax each row", named="softmax-not-along-rows"),
     edit("masked scores set to -10", "attention", "np.where(mask, scores, -np.inf)", "np.where(mask, scores, -10.0)",
-         "test_mask_gives_exact_zero", "a small one such as -10 still leaves weight"),
+         "test_mask_gives_exact_zero", "a small one such as -10 still leaves weight",
+         named="masked-score-not-low-enough"),
     edit("mask ignored", "attention", "scores = np.where(mask, scores, -np.inf)", "pass",
-         "test_mask_gives_exact_zero", "not exactly 0"),
+         "test_mask_gives_exact_zero", "not exactly 0", named="masked-weight-not-zero"),
     edit("mask inverted", "attention", "np.where(mask, scores, -np.inf)", "np.where(mask, -np.inf, scores)",
-         "test_mask_true_means_allowed", "inverted"),
+         "test_mask_true_means_allowed", "inverted", named="mask-inverted"),
     # An inverted causal mask leaves the last row nothing to attend to: NaN, not an overflow.
     edit("mask inverted, seen on a causal mask", "attention", "np.where(mask, scores, -np.inf)",
-         "np.where(mask, -np.inf, scores)", "test_causal_attention", "the mask is inverted"),
+         "np.where(mask, -np.inf, scores)", "test_causal_attention", "the mask is inverted", named="mask-inverted"),
     rewrite("mask applied after softmax", "attention", """
 def scaled_dot_product_attention(Q, K, V, mask=None):
     K = np.asarray(K)
@@ -236,23 +239,25 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     if mask is not None:
         w = w * mask
     return w @ np.asarray(V), w
-""", "test_causal_attention", "first row"),
-    edit("causal mask above the diagonal", "attention", "np.tril(", "np.triu(", "test_causal_mask", "see the future"),
+""", "test_causal_attention", "first row", named="one-allowed-key-not-all-weight"),
+    edit("causal mask above the diagonal", "attention", "np.tril(", "np.triu(", "test_causal_mask", "see the future",
+         named="causal-mask-above-diagonal"),
     edit("causal mask without the diagonal", "attention", "dtype=bool))", "dtype=bool), k=-1)",
-         "test_causal_mask", "attend to itself"),
+         "test_causal_mask", "attend to itself", named="causal-mask-without-diagonal"),
     edit("causal mask of floats", "attention", "np.ones((n, n), dtype=bool)", "np.ones((n, n))",
-         "test_causal_mask", "boolean array"),
+         "test_causal_mask", "boolean array", named="causal-mask-not-boolean"),
     rewrite("causal mask as an additive float mask", "attention", """
 def causal_mask(n):
     return np.triu(np.full((n, n), -np.inf), k=1)  # PyTorch's generate_square_subsequent_mask
-""", "test_causal_mask", "an additive mask"),
+""", "test_causal_mask", "an additive mask", named="additive-float-mask"),
     edit("boolean mask added to the scores", "attention", "scores = np.where(mask, scores, -np.inf)",
-         "scores = scores + mask", "test_mask_gives_exact_zero", "added to the scores as numbers"),
+         "scores = scores + mask", "test_mask_gives_exact_zero", "added to the scores as numbers",
+         named="mask-added-as-numbers"),
     rewrite("attend rebuilt from scaled_dot_product_attention", "attention", """
 def attend(query, keys, values):
     output, weights = scaled_dot_product_attention(np.asarray(query, dtype=float)[None], keys, values)
     return output[0], weights[0]
-""", "test_two_number_example", "divided by sqrt(d)"),
+""", "test_two_number_example", "divided by sqrt(d)", named="attend-divided-by-sqrt-d"),
     rewrite("mask applied after softmax, then renormalised", "attention", """
 def scaled_dot_product_attention(Q, K, V, mask=None):
     Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
@@ -261,16 +266,16 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
         weights = weights * mask
         weights = weights / weights.sum(axis=-1, keepdims=True)
     return weights @ V, weights
-""", "test_long_queries", "renormalising them is 0/0"),
+""", "test_long_queries", "renormalising them is 0/0", named="mask-after-softmax"),
     edit("mask inverted, seen on long queries", "attention", "np.where(mask, scores, -np.inf)",
-         "np.where(mask, -np.inf, scores)", "test_long_queries", "the mask is inverted"),
+         "np.where(mask, -np.inf, scores)", "test_long_queries", "the mask is inverted", named="mask-inverted"),
     rewrite("attend shifts its scores by the first", "attention", """
 def attend(query, keys, values):
     scores = np.asarray(keys, dtype=float) @ np.asarray(query, dtype=float)
     exps = np.exp(scores - scores[0])
     weights = exps / exps.sum()
     return weights @ np.asarray(values, dtype=float), weights
-""", "test_long_queries", "subtract the largest score of each row"),
+""", "test_long_queries", "subtract the largest score of each row", named="largest-not-subtracted"),
     edit("attend squeezes a single key away", "attention", "weights = softmax(scores)\n",
          "weights = softmax(np.squeeze(scores))\n    values = np.squeeze(values)\n",
          "test_attend_matches_reference", "attend"),
@@ -285,7 +290,7 @@ def attend(query, keys, values):
     exps = np.exp(np.asarray(keys, dtype=float) @ np.asarray(query, dtype=float))
     weights = exps / exps.sum()
     return weights @ np.asarray(values, dtype=float), weights
-""", "test_long_queries", "subtract the largest score"),
+""", "test_long_queries", "subtract the largest score", named="largest-not-subtracted"),
     rewrite("attention's own softmax without the largest score subtracted", "attention", """
 def scaled_dot_product_attention(Q, K, V, mask=None):
     Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
@@ -294,10 +299,40 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
         exps = np.where(mask, exps, 0.0)
     weights = exps / exps.sum(axis=-1, keepdims=True)
     return weights @ V, weights
-""", "test_long_queries", "subtract the largest score"),
+""", "test_long_queries", "subtract the largest score", named="largest-not-subtracted"),
     edit("queries scaled in place", "attention", "    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1])\n",
          "    Q /= np.sqrt(K.shape[-1])\n    scores = Q @ np.swapaxes(K, -1, -2)\n",
          "test_arguments_unchanged", "changed its argument `Q` in place", named="changed-in-place"),
+    # The same flipped sign on a query of the judge's own: the weights follow the scores backwards.
+    edit("attend score sign flipped, seen on a random query", "attention", "weights = softmax(scores)\n",
+         "weights = softmax(-scores)\n", "test_output_mixes_values", "do not follow the scores",
+         named="weights-do-not-follow-scores"),
+    edit("attend takes the mean of the weighted values", "attention",
+         "return weights @ np.asarray(values, dtype=float), weights",
+         "return np.mean(weights[:, None] * np.asarray(values, dtype=float), axis=0), weights",
+         "test_output_mixes_values", "weights[j] * values[j]", named="output-not-weights-times-values"),
+    edit("attend normalises the scores without exp", "attention", "weights = softmax(scores)\n",
+         "weights = scores / scores.sum()\n", "test_attend_weights_sum_to_one", "not positive",
+         named="weights-not-positive"),
+    rewrite("attend gives all the weight to the best key", "attention", """
+def attend(query, keys, values):
+    scores = np.asarray(keys, dtype=float) @ np.asarray(query, dtype=float)
+    weights = np.zeros_like(scores)
+    weights[np.argmax(scores)] = 1.0  # the best key takes everything
+    return weights @ np.asarray(values, dtype=float), weights
+""", "test_output_mixes_values", "a hard lookup", named="hard-lookup"),
+    # On a tie the hard lookup gives the first of the best keys everything.
+    rewrite("attend gives all the weight to the best key, seen on a tie", "attention", """
+def attend(query, keys, values):
+    scores = np.asarray(keys, dtype=float) @ np.asarray(query, dtype=float)
+    weights = np.zeros_like(scores)
+    weights[np.argmax(scores)] = 1.0  # the best key takes everything
+    return weights @ np.asarray(values, dtype=float), weights
+""", "test_long_queries", "half the weight each", named="tie-not-shared"),
+    edit("scores clipped to [-50, 50] against overflow", "attention",
+         "    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1])\n",
+         "    scores = np.clip(Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1]), -50, 50)\n",
+         "test_long_queries", "a sharp lookup", named="long-query-not-sharp"),
     # -- gpt2_heads ------------------------------------------------------------------------
     edit("decoded words instead of tokens", "gpt2_heads",
          "    tokens = tokenizer.convert_ids_to_tokens(ids[0].tolist())\n    return tokens, attentions[layer][0, head]",

@@ -30,7 +30,7 @@ def expect_mask_not_inverted(weights, mask, what):
     if nan_rows.any() and others.any() and forbidden_only and np.array_equal(nan_rows, mask.all(axis=1)):
         judge.fail(f"the weights of {what} are NaN in rows {np.flatnonzero(nan_rows).tolist()}, exactly the rows "
                    "where the mask allows every key: every score there became -inf, so the mask is inverted. "
-                   "True means the query may attend to that key; False gets -inf.")
+                   "True means the query may attend to that key; False gets -inf.", "mask-inverted")
 
 
 def sdpa(submission, Q, K, V, mask=None):
@@ -48,13 +48,14 @@ def expect_follow_scores(weights, scores, what="the weights"):
     scores = np.asarray(scores, dtype=float)
     judge.expect(judge.ranked_like(weights, scores),
                  f"{what} {judge.show(weights)} do not follow the scores {judge.show(scores)}: a key "
-                 "whose dot product with the query is higher must get more weight.")
+                 "whose dot product with the query is higher must get more weight.",
+                 mistake="weights-do-not-follow-scores")
     with np.errstate(invalid="ignore"):  # -inf - -inf in a row that allows nothing: not a row of these checks
         within = scores - np.max(scores, axis=-1, keepdims=True) > -80  # exp(-80) is a float32 number yet
     judge.expect(np.all(np.asarray(weights)[within] > 0),
                  f"{what} {judge.show(weights)} give some keys a weight of exactly 0 though their scores "
                  f"{judge.show(scores)} are within 80 of the best: softmax gives every allowed key a share, however "
-                 "small. Is all the weight put on the best key (a hard lookup)?")
+                 "small. Is all the weight put on the best key (a hard lookup)?", mistake="hard-lookup")
 
 
 def random_qkv(seed, m=4, n=5, d=8, dv=3):
@@ -66,17 +67,19 @@ def random_qkv(seed, m=4, n=5, d=8, dv=3):
 def test_two_number_example(submission):
     """The two-number example: "the" gives "cat" 77.68% of its attention."""
     _, weights = attend(submission, QUERY)
-    hint = "Score each key with its dot product with the query, then softmax."
+    hint, mistake = "Score each key with its dot product with the query, then softmax.", ""
     flipped = np.exp(-KEYS @ QUERY) / np.exp(-KEYS @ QUERY).sum()
     scaled = np.exp(KEYS @ QUERY / np.sqrt(len(QUERY))) / np.exp(KEYS @ QUERY / np.sqrt(len(QUERY))).sum()
     if np.allclose(weights, flipped, atol=1e-4):
         hint = "The weights favour the keys that point *away* from the query: is the score's sign flipped?"
+        mistake = "score-sign-flipped"
     elif np.allclose(weights, scaled, atol=1e-4):
         hint = (f"These scores were divided by sqrt(d) = {np.sqrt(len(QUERY)):.3g}, as in scaled_dot_product_attention "
                 "(calling it with the query as a one-row Q does that): attend scores each key with the plain dot "
                 "product, query . key.")
+        mistake = "attend-divided-by-sqrt-d"
     judge.close(weights, LESSON_WEIGHTS, "the weights over The/cat/sat/on/the", atol=6e-5, rtol=0,
-                hint=f"You gave {judge.percent(weights)}. {hint}")
+                hint=f"You gave {judge.percent(weights)}. {hint}", mistake=mistake)
     action = np.array([0.3, 1.4])  # the same keys asked for an action instead of a thing: "sat" leads
     _, weights = attend(submission, action)
     expected = np.exp(KEYS @ action) / np.exp(KEYS @ action).sum()
@@ -92,14 +95,16 @@ def test_output_mixes_values(submission):
     output = judge.array(output, "the output of attend(...)")
     if output.shape == (2,) and np.allclose(output, weights @ KEYS, atol=1e-6):
         judge.fail("The output is the weighted sum of the *keys*. Keys only decide the weights; the "
-                   "output is sum(weights[j] * values[j]).")
+                   "output is sum(weights[j] * values[j]).", "keys-mixed-not-values")
     judge.close(output, weights @ VALUES, "the output", atol=1e-6,
-                hint="The output is sum over j of weights[j] * values[j] (weights @ values).")
+                hint="The output is sum over j of weights[j] * values[j] (weights @ values).",
+                mistake="output-not-weights-times-values")
     expect_follow_scores(weights, KEYS @ QUERY)
     Q, K, V = random_qkv(10, d=2)  # and for a query of the judge's own
     output, weights = attend(submission, Q[0], K, V)
     judge.close(output, weights @ V, "the output for a random query", atol=1e-6,
-                hint="The output is sum over j of weights[j] * values[j] (weights @ values).")
+                hint="The output is sum over j of weights[j] * values[j] (weights @ values).",
+                mistake="output-not-weights-times-values")
     expect_follow_scores(weights, K @ Q[0])
 
 
@@ -109,8 +114,10 @@ def test_attend_weights_sum_to_one(submission):
     for seed in range(3):
         Q, K, V = random_qkv(seed)
         _, weights = attend(submission, Q[0], K, V)
-        judge.expect(np.all(weights > 0), f"some weights are not positive: {judge.show(weights)}.")
-        judge.close(weights.sum(), 1.0, "the sum of the weights", atol=1e-6, hint="Use softmax on the scores.")
+        judge.expect(np.all(weights > 0), f"some weights are not positive: {judge.show(weights)}.",
+                     mistake="weights-not-positive")
+        judge.close(weights.sum(), 1.0, "the sum of the weights", atol=1e-6, hint="Use softmax on the scores.",
+                    mistake="weights-not-normalised")
         expect_follow_scores(weights, K @ Q[0])
 
 
@@ -123,10 +130,12 @@ def test_query_length_is_sharpness(submission):
         _, scaled = attend(submission, factor * QUERY)
         judge.close(np.log(scaled) - np.log(scaled[1]), factor * scores,
                     f"the log-weight differences for {factor:g} x query", atol=1e-6,
-                    hint="Scores are plain dot products query . key, which grow in proportion to the query.")
+                    hint="Scores are plain dot products query . key, which grow in proportion to the query.",
+                    mistake="scores-not-plain-dot-products")
     _, short = attend(submission, 1e-6 * QUERY)
     judge.close(short, [0.2] * 5, "the weights for a very short query", atol=1e-5,
-                hint="A query of length ~0 scores every key ~0: equal weights, a bland average.")
+                hint="A query of length ~0 scores every key ~0: equal weights, a bland average.",
+                mistake="scores-not-plain-dot-products")
     expect_follow_scores(base, KEYS @ QUERY)
 
 
@@ -140,7 +149,7 @@ def test_output_inside_values(submission):
         judge.expect(np.all((low <= output) & (output <= high)),
                      f"the output {judge.show(output)} lies outside the range of the values "
                      f"(from {judge.show(low)} to {judge.show(high)}): weights that are positive and sum to 1 "
-                     "can only average the values.")
+                     "can only average the values.", mistake="output-outside-values")
         expect_follow_scores(weights, K @ Q[0])
 
 
@@ -152,11 +161,11 @@ def test_scores_scaled_by_sqrt_d(submission):
     raw = Q @ K.T
     log_weights = np.log(weights)
     centred = log_weights - log_weights.mean(axis=1, keepdims=True)
-    for divisor, mistake in [(1.0, "the scores are not divided by sqrt(d_k)"),
-                             (16.0, "the scores are divided by d_k, not sqrt(d_k)")]:
+    for divisor, mistake, name in [(1.0, "the scores are not divided by sqrt(d_k)", "not-divided-by-sqrt-dk"),
+                                   (16.0, "the scores are divided by d_k, not sqrt(d_k)", "divided-by-dk")]:
         wrong = raw / divisor
         if np.allclose(centred, wrong - wrong.mean(axis=1, keepdims=True), atol=1e-6):
-            judge.fail(f"With d_k = 16, {mistake}: divide Q @ K.T by sqrt(16) = 4.")
+            judge.fail(f"With d_k = 16, {mistake}: divide Q @ K.T by sqrt(16) = 4.", name)
     expected = raw / 4.0
     judge.close(centred, expected - expected.mean(axis=1, keepdims=True),
                 "the log-weights (up to a constant per row) with d_k = 16", atol=1e-6,
@@ -169,8 +178,10 @@ def test_matrix_output_mixes_values(submission):
     Q, K, V = random_qkv(4)
     output, weights = sdpa(submission, Q, K, V)
     judge.close(weights.sum(axis=1), np.ones(len(Q)), "the row sums of the weights", atol=1e-6,
-                hint="Softmax each row (axis=-1): every query spreads exactly 1 unit of attention.")
-    judge.close(output, weights @ V, "the output", atol=1e-6, hint="output = weights @ V.")
+                hint="Softmax each row (axis=-1): every query spreads exactly 1 unit of attention.",
+                mistake="softmax-not-along-rows")
+    judge.close(output, weights @ V, "the output", atol=1e-6, hint="output = weights @ V.",
+                mistake="output-not-weights-times-values")
     expect_follow_scores(weights, Q @ K.T)
 
 
@@ -184,12 +195,14 @@ def test_mask_gives_exact_zero(submission):
     if np.any(blocked != 0):
         hint = ("A large negative number such as -1e9 is fine; a small one such as -10 still leaves weight."
                 if np.all(blocked < 1e-3) else "Give masked scores -inf before softmax.")
+        mistake = "masked-score-not-low-enough" if np.all(blocked < 1e-3) else "masked-weight-not-zero"
         added = Q @ K.T / np.sqrt(K.shape[1]) + mask  # a boolean mask added as numbers: True counts 1, False 0
         if np.allclose(weights, np.exp(added) / np.exp(added).sum(axis=1, keepdims=True), atol=1e-6):
             hint = ("The mask was added to the scores as numbers (True counts 1, False 0), the way an additive "
                     "float mask of 0 and -inf is used. This mask is boolean: give the pairs it forbids (False) a "
                     "score of -inf, np.where(mask, scores, -np.inf).")
-        judge.fail(f"masked pairs got weights {judge.show(blocked)}, not exactly 0. {hint}")
+            mistake = "mask-added-as-numbers"
+        judge.fail(f"masked pairs got weights {judge.show(blocked)}, not exactly 0. {hint}", mistake)
     judge.close(weights.sum(axis=1), np.ones(3), "the row sums of the masked weights", atol=1e-6)
     expect_follow_scores(weights, np.where(mask, Q @ K.T, -np.inf), "the masked weights")
 
@@ -202,9 +215,10 @@ def test_mask_true_means_allowed(submission):
     output, weights = sdpa(submission, Q, K, V, mask)
     if np.allclose(weights[mask], 0):
         judge.fail("The weights are 0 exactly where the mask is True: the mask is inverted. "
-                   "True means the query may attend to that key.")
+                   "True means the query may attend to that key.", "mask-inverted")
     judge.close(weights[:2], mask[:2].astype(float), "the weights of the rows that allow one key", atol=1e-6,
-                hint="With one allowed key in a row, that key must get all the weight.")
+                hint="With one allowed key in a row, that key must get all the weight.",
+                mistake="one-allowed-key-not-all-weight")
     judge.close(output[:2], V[[2, 0]], "the output of the rows that allow one key", atol=1e-6)
     expect_follow_scores(weights[2], np.where(mask[2], Q[2] @ K.T, -np.inf), "the weights of the row allowing two keys")
 
@@ -216,7 +230,7 @@ def mask_array(mask, n: int) -> np.ndarray:
         judge.fail(f"causal_mask({n}) returned floats, 0 where a token may look and -inf where it may not: an "
                    "additive mask, as PyTorch's generate_square_subsequent_mask makes, to be added to the scores. "
                    "Here the mask must be boolean, True where row i may attend to column j (np.tril of True): "
-                   "scaled_dot_product_attention itself turns False into -inf.")
+                   "scaled_dot_product_attention itself turns False into -inf.", "additive-float-mask")
     return judge.array(mask, f"causal_mask({n})", shape=(n, n))
 
 
@@ -229,12 +243,14 @@ def test_causal_mask(submission, n):
     received = mask_array(mask, n)
     judge.expect(isinstance(mask, np.ndarray) and mask.dtype == bool,
                  f"causal_mask({n}) must be a boolean array; received "
-                 f"{mask.dtype if isinstance(mask, np.ndarray) else type(mask).__name__}.")
+                 f"{mask.dtype if isinstance(mask, np.ndarray) else type(mask).__name__}.",
+                 mistake="causal-mask-not-boolean")
     if n > 1 and np.array_equal(received, expected.T):
         judge.fail(f"causal_mask({n}) is True *above* the diagonal: that lets tokens see the future. "
-                   "Row i (the query) may see columns 0..i.")
+                   "Row i (the query) may see columns 0..i.", "causal-mask-above-diagonal")
     if np.array_equal(received, np.tril(expected, -1)):
-        judge.fail(f"causal_mask({n}) is False on the diagonal: a token may always attend to itself.")
+        judge.fail(f"causal_mask({n}) is False on the diagonal: a token may always attend to itself.",
+                   "causal-mask-without-diagonal")
     judge.expect(np.array_equal(received, expected),
                  f"causal_mask({n}): expected\n{expected.astype(int)}\nreceived\n{received.astype(int)}")
 
@@ -247,9 +263,10 @@ def test_causal_attention(submission):
     mask = np.tril(np.ones((n, n), dtype=bool))
     output, weights = sdpa(submission, Q, K, V, mask)
     judge.expect(np.all(np.triu(weights, 1) == 0),
-                 f"weights above the diagonal are not 0:\n{judge.show(weights)}")
+                 f"weights above the diagonal are not 0:\n{judge.show(weights)}", mistake="masked-weight-not-zero")
     judge.close(weights[0], np.eye(n)[0], "the first row of the weights", atol=1e-6,
-                hint="The first token can only see itself, so it gives itself weight 1.")
+                hint="The first token can only see itself, so it gives itself weight 1.",
+                mistake="one-allowed-key-not-all-weight")
     judge.close(output[0], V[0], "the first output row", atol=1e-6)
     expect_follow_scores(weights, np.where(mask, Q @ K.T, -np.inf), "the causal weights")
 
@@ -258,8 +275,9 @@ OVERFLOW = ("exp() of a score above about 709 overflows to inf, and inf/inf is N
             "each row before exp(), as your softmax from exercise 1 does (or call that softmax).")
 
 
-def overflow_cause(submission, scores, what_else=""):
-    """Why the weights of ``scores`` are not finite: the learner's own softmax, tried on them, says which cause."""
+def overflow_cause(submission, scores, what_else="") -> tuple[str, str]:
+    """Why the weights of ``scores`` are not finite: the learner's own softmax, tried on them, says which cause
+    (what to say, and its name)."""
     rows = np.atleast_2d(scores)
     try:
         theirs = np.asarray(submission.softmax.softmax(rows, -1), dtype=float)
@@ -268,8 +286,9 @@ def overflow_cause(submission, scores, what_else=""):
     if theirs is not None and theirs.shape == rows.shape and not np.all(np.isfinite(theirs)):
         return (f"Its scores reach {np.max(scores[np.isfinite(scores)]):.0f}, and your softmax (exercise 1) itself "
                 "gives NaN or infinity for them: subtract the largest score of each row (not the first, not a "
-                "global one) there, and this follows.")
-    return f"Its scores reach {np.max(scores[np.isfinite(scores)]):.0f}: {OVERFLOW}{what_else}"
+                "global one) there, and this follows."), "largest-not-subtracted"
+    return (f"Its scores reach {np.max(scores[np.isfinite(scores)]):.0f}: {OVERFLOW}{what_else}",
+            "largest-not-subtracted")
 
 
 def finite(value) -> bool:
@@ -293,10 +312,11 @@ def test_long_queries(submission, function):
     if function == "attend":
         tie = judge.pair(submission.attention.attend(400 * np.ones(2), KEYS, VALUES), "attend(400 x (1, 1), ...)")[1]
         scores = KEYS @ (400 * np.ones(2))  # "cat" and "sat" score 760 each: half the weight each
-        judge.close(judge.finite(tie, "the weights of attend(400 x (1, 1), ...)", cause=overflow_cause(
-            submission, scores) if not finite(tie) else ""), judge.all_on_the_best(scores),
-            "the weights of attend(400 x (1, 1), ...)", atol=1e-6,
-            hint="\"cat\" and \"sat\" score 760 each, far above the rest: half the weight each.")
+        cause, mistake = overflow_cause(submission, scores) if not finite(tie) else ("", "")
+        judge.close(judge.finite(tie, "the weights of attend(400 x (1, 1), ...)", cause=cause, mistake=mistake),
+                    judge.all_on_the_best(scores), "the weights of attend(400 x (1, 1), ...)", atol=1e-6,
+                    hint="\"cat\" and \"sat\" score 760 each, far above the rest: half the weight each.",
+                    mistake="tie-not-shared")
         query = 400 * QUERY
         scores, what = KEYS @ query, "attend(400 x the lesson's query, ...)"
         output, weights = judge.pair(submission.attention.attend(query, KEYS, VALUES), what)
@@ -314,20 +334,22 @@ def test_long_queries(submission, function):
         scores = np.where(mask, raw, -np.inf)
         output, weights = judge.pair(submission.attention.scaled_dot_product_attention(Q, K, values, mask), what)
         expect_mask_not_inverted(weights, mask, what)
-    cause = ""
+    cause, mistake = "", ""
     if not (finite(weights) and finite(output)):  # which of the causes it is: try the learner's own code on it
-        cause = overflow_cause(submission, scores, MASK_AFTER if function == "masked-best" else "")
+        cause, mistake = overflow_cause(submission, scores, MASK_AFTER if function == "masked-best" else "")
         if function == "masked-best":
             unmasked = judge.pair(submission.attention.scaled_dot_product_attention(Q, K, values, None), what)[1]
             if finite(unmasked):  # finite without the mask: the mask's doing
                 cause = ("The masked scores here are the largest of their rows, and without the mask your weights "
                          f"are finite: {MASK_AFTER.split(', as here: ')[1]}")
-    weights = judge.finite(weights, f"the weights of {what}", shape=scores.shape, cause=cause)
+                mistake = "mask-after-softmax"
+    weights = judge.finite(weights, f"the weights of {what}", shape=scores.shape, cause=cause, mistake=mistake)
     expected = judge.all_on_the_best(scores)
     judge.close(weights, expected, f"the weights of {what}", atol=1e-6,
-                hint="A long query is a sharp lookup: the best-matching key takes almost everything.")
+                hint="A long query is a sharp lookup: the best-matching key takes almost everything.",
+                mistake="long-query-not-sharp")
     expect_follow_scores(weights, scores, f"the weights of {what}")
-    judge.close(judge.finite(output, f"the output of {what}", cause=cause), expected @ values,
+    judge.close(judge.finite(output, f"the output of {what}", cause=cause, mistake=mistake), expected @ values,
                 f"the output of {what}", atol=1e-6)
 
 
@@ -360,5 +382,6 @@ def test_arguments_unchanged(submission, kind):
         expect_mask_not_inverted(weights, arguments.get("mask"), f"{name}(...)")
         weights = judge.array(weights, f"the weights of {name}(...)")
         judge.close(weights.sum(axis=-1), np.ones(scores.shape[:-1]), f"the sums of the weights of {name}(...)",
-                    atol=1e-6, hint="Besides leaving the arrays alone, the weights must be a softmax of the scores.")
+                    atol=1e-6, hint="Besides leaving the arrays alone, the weights must be a softmax of the scores.",
+                    mistake="weights-not-normalised")
         expect_follow_scores(weights, scores)
