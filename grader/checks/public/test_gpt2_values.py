@@ -21,6 +21,15 @@ from grader.engine.codec import ModelSpec
 MODELS = {shape: ModelSpec(kind="tiny", seed=0, head="lm", shape=shape) for shape in lesson.TINY_SHAPES}
 TOLERANCE = 1e-5  # float32 inside torch, compared in float64
 VECTORS = ("queries", "keys", "values")
+# The mistake name of each of SLIP_HINTS' slips, in this exercise's list (exercises.toml).
+SLIP_NAMES = {
+    "c_attn's bias left out": "c-attn-bias-left-out",
+    "ln_2 in place of ln_1": "ln-2-for-ln-1",
+    "ln_f in place of ln_1": "ln-f-for-ln-1",
+    "ln_1 skipped": "ln-1-skipped",
+    "q, k and v side by side within each head": "qkv-side-by-side-per-head",
+    "a head's columns strided": "head-columns-strided",
+}
 
 
 @pytest.fixture(scope="module")
@@ -38,18 +47,22 @@ def head_array(received, what, truth):
     if array.shape != (tokens, size):
         hint = (f"One head is n_embd // n_head = {size} columns wide in this model (64 in GPT-2 small): read both "
                 "from model.config instead of writing a number.")
+        mistake = "head-size-written-in"
         if array.shape == (tokens, n_head * size):
             hint += f" {n_head * size} columns are every head together, or the block's output after c_proj."
-        judge.fail(f"{what}: expected shape {(tokens, size)}, received shape {array.shape}. {hint}")
+            mistake = "every-head-together"
+        judge.fail(f"{what}: expected shape {(tokens, size)}, received shape {array.shape}. {hint}", mistake)
     return array
 
 
-def diagnose(received, candidates: dict) -> str | None:
-    """The first mistake whose result ``received`` equals, if any."""
-    for mistake, result in candidates.items():
+def diagnose(received, candidates: dict) -> tuple[str | None, str]:
+    """The first mistake whose result ``received`` equals, if any: what to say, and its name.
+
+    ``candidates``: {what to say: (the mistake's name, its result)}."""
+    for mistake, (name, result) in candidates.items():
         if np.shape(result) == np.shape(received) and np.allclose(received, result, atol=TOLERANCE):
-            return mistake
-    return None
+            return mistake, name
+    return None, ""
 
 
 def neighbours(index, count):
@@ -71,17 +84,18 @@ def test_head_vectors(submission, kit, truths, model, layer, head):
     for name, vectors in zip(VECTORS, received):
         vectors = head_array(vectors, f"the {name} of {what}", truth)
         candidates = {f"the {other}: c_attn's output holds queries, keys and values in that order":
-                      truth[other][layer, head] for other in VECTORS if other != name}
+                      ("thirds-out-of-order", truth[other][layer, head]) for other in VECTORS if other != name}
         candidates |= {f"head {other}'s {name}: head h owns columns h*s to (h+1)*s of each third":
-                       truth[name][layer, other] for other in neighbours(head, n_head)}
+                       ("another-head", truth[name][layer, other]) for other in neighbours(head, n_head)}
         candidates |= {f"layer {other}'s {name}: block {layer}'s input is hidden_states[{layer}]":
-                       truth[name][other, head] for other in neighbours(layer, n_layer)}
-        candidates |= {f"the {name} {SLIP_HINTS[slip]}": readouts[name] for slip, readouts in slipped.items()}
-        mistake = diagnose(vectors, candidates)
+                       ("another-layer", truth[name][other, head]) for other in neighbours(layer, n_layer)}
+        candidates |= {f"the {name} {SLIP_HINTS[slip]}": (SLIP_NAMES[slip], readouts[name])
+                       for slip, readouts in slipped.items()}
+        mistake, named = diagnose(vectors, candidates)
         judge.close(vectors, truth[name][layer, head], f"the {name} of {what}", atol=TOLERANCE, rtol=TOLERANCE,
                     hint=f"These are {mistake}." if mistake else
                     "Take hidden_states[layer], apply block.ln_1, then block.attn.c_attn, split it into three "
-                    "n_embd-wide parts and keep the head's columns of each.")
+                    "n_embd-wide parts and keep the head's columns of each.", mistake=named)
 
 
 @pytest.mark.points(4)
@@ -97,23 +111,26 @@ def test_head_output(submission, kit, truths, model, layer, head):
     pattern, values = truth["attentions"][layer, head], truth["values"][layer, head]
     candidates = {
         "the pattern transposed: row i mixes the values with row i of the pattern (where token i looks)":
-            pattern.T @ values,
-        "the keys mixed: keys only decide the weights; the values are what moves": pattern @ truth["keys"][layer, head],
-        "the values themselves, unmixed: multiply them by the pattern": values,
+            ("pattern-transposed", pattern.T @ values),
+        "the keys mixed: keys only decide the weights; the values are what moves":
+            ("keys-for-values", pattern @ truth["keys"][layer, head]),
+        "the values themselves, unmixed: multiply them by the pattern": ("values-not-mixed", values),
     }
     candidates |= {f"this head's pattern applied to head {other}'s values: take the same head's columns for both":
-                   pattern @ truth["values"][layer, other] for other in neighbours(head, n_head)}
+                   ("values-of-another-head", pattern @ truth["values"][layer, other])
+                   for other in neighbours(head, n_head)}
     candidates |= {f"head {other}'s output: head h owns columns h*s to (h+1)*s":
-                   truth["outputs"][layer, other] for other in neighbours(head, n_head)}
+                   ("another-head", truth["outputs"][layer, other]) for other in neighbours(head, n_head)}
     candidates |= {f"layer {other}'s output: block {layer}'s input is hidden_states[{layer}]":
-                   truth["outputs"][other, head] for other in neighbours(layer, n_layer)}
+                   ("another-layer", truth["outputs"][other, head]) for other in neighbours(layer, n_layer)}
     candidates |= {f"the output of queries, keys and values {SLIP_HINTS[slip]}":
-                   readouts["attentions"] @ readouts["values"] for slip, readouts in slipped.items()}
-    mistake = diagnose(output, candidates)
+                   (SLIP_NAMES[slip], readouts["attentions"] @ readouts["values"])
+                   for slip, readouts in slipped.items()}
+    mistake, named = diagnose(output, candidates)
     judge.close(output, truth["outputs"][layer, head], f"the output of {what}", atol=TOLERANCE, rtol=TOLERANCE,
                 hint=f"This is {mistake}." if mistake else
                 "Mix the head's values with its pattern: scaled_dot_product_attention(queries, keys, values, "
-                "causal_mask(T)) from exercise 3.")
+                "causal_mask(T)) from exercise 3.", mistake=named)
 
 
 @pytest.mark.points(1)
@@ -125,7 +142,8 @@ def test_first_token_moves_only_itself(submission, truths):
                         "head_output(...)", truth)
     judge.close(output[0], truth["values"][1, 2, 0], what, atol=TOLERANCE, rtol=TOLERANCE,
                 hint="Token 0 sees no earlier token, so all its weight is on itself and its output is its own "
-                     "value. Is the future masked (causal_mask), and row i the weights of token i?")
+                     "value. Is the future masked (causal_mask), and row i the weights of token i?",
+                mistake="future-not-masked")
 
 
 def contributions(submission, spec, truth, layer, head, position):
@@ -144,11 +162,12 @@ def test_value_contributions(submission, truths, model, layer, head, position):
     """value_contributions: token j's share is |weight_j * v_j| over their sum; shares sum to 1, 0 after the position."""
     truth = truths[model]
     what, shares = contributions(submission, MODELS[model], truth, layer, head, position)
-    judge.expect(np.all(shares >= 0), f"{what} has negative shares {judge.show(shares)}: sizes are lengths.")
+    judge.expect(np.all(shares >= 0), f"{what} has negative shares {judge.show(shares)}: sizes are lengths.",
+                 mistake="sizes-not-lengths")
     judge.expect(np.all(shares[position + 1:] == 0), f"{what} gives shares to tokens after position {position}: "
-                 f"{judge.show(shares)}. Their weight is 0, so their share is 0.")
+                 f"{judge.show(shares)}. Their weight is 0, so their share is 0.", mistake="future-not-masked")
     judge.close(shares.sum(), 1.0, f"the sum of the shares of {what}",
-                hint="Shares are the sizes divided by their sum.")
+                hint="Shares are the sizes divided by their sum.", mistake="not-divided-by-sum")
     weights, values = truth["attentions"][layer, head, position], truth["values"][layer, head]
 
     def lengths(name, of_head=head):
@@ -158,19 +177,22 @@ def test_value_contributions(submission, truths, model, layer, head, position):
         return sizes / sizes.sum()
 
     candidates = {
-        "the attention weights alone: multiply each by the length of its value vector": weights,
-        "shares of the keys' lengths: the values are what moves": normalised(weights * lengths("keys")),
-        "squared sizes: a piece's size is its length, weight_j * |v_j|": normalised((weights * lengths("values")) ** 2),
+        "the attention weights alone: multiply each by the length of its value vector": ("weights-alone", weights),
+        "shares of the keys' lengths: the values are what moves":
+            ("keys-for-values", normalised(weights * lengths("keys"))),
+        "squared sizes: a piece's size is its length, weight_j * |v_j|":
+            ("sizes-squared", normalised((weights * lengths("values")) ** 2)),
         f"read from column {position} of the pattern: the weights of token {position} are its row":
-            normalised(truth["attentions"][layer, head, :, position] * lengths("values")),
+            ("pattern-transposed", normalised(truth["attentions"][layer, head, :, position] * lengths("values"))),
     }
     candidates |= {f"shares of head {other}'s values: use the same head's values":
-                   normalised(weights * lengths("values", other)) for other in neighbours(head, truth["values"].shape[1])}
-    mistake = diagnose(shares, candidates)
+                   ("values-of-another-head", normalised(weights * lengths("values", other)))
+                   for other in neighbours(head, truth["values"].shape[1])}
+    mistake, named = diagnose(shares, candidates)
     judge.close(shares, lesson.value_shares(weights, values), what, atol=1e-6, rtol=1e-5,
                 hint=f"These are {mistake}." if mistake else
                 "Take row `position` of the head's weights, multiply each weight by the length of its token's "
-                "value vector (np.linalg.norm along axis 1), and divide these sizes by their sum.")
+                "value vector (np.linalg.norm along axis 1), and divide these sizes by their sum.", mistake=named)
 
 
 @pytest.mark.points(1)
