@@ -44,6 +44,16 @@ SLIP_HINTS = {
         "h*s:(h+1)*s (reshape a third to (T, n_head, s), not (T, s, n_head))",
 }
 
+# Each slip's stable name (exercises.toml's mistakes of gpt2_heads), as the class summary counts it.
+SLIP_MISTAKES = {
+    "c_attn's bias left out": "c-attn-bias-left-out",
+    "ln_2 in place of ln_1": "ln2-instead-of-ln1",
+    "ln_f in place of ln_1": "lnf-instead-of-ln1",
+    "ln_1 skipped": "ln1-skipped",
+    "q, k and v side by side within each head": "qkv-side-by-side-per-head",
+    "a head's columns strided": "head-columns-strided",
+}
+
 # transformers 5's GPT-2 output ends with cross_attentions, () for GPT-2: the errors of reading it as the attentions.
 EMPTY_ATTENTIONS = ("stack expects a non-empty TensorList", "tuple index out of range")
 
@@ -66,15 +76,17 @@ def read_patterns(submission, function: str, spec, text, *where):
         if empty:
             judge.fail(f"{error} The attentions were an empty tuple. In transformers 5 a GPT-2's output ends with "
                        "cross_attentions, which is () for GPT-2, so outputs[-1] (the idiom of bertviz and older "
-                       "tutorials) holds no attentions: name the field, model(ids, output_attentions=True).attentions.")
+                       "tutorials) holds no attentions: name the field, model(ids, output_attentions=True).attentions.",
+                       "attentions-read-as-last-output")
         raise
 
 
-def slip_in(received, slipped: dict, name: str) -> str | None:
-    """Which slip of ``slipped`` (kit.gpt2.slipped_head) gives ``received`` as its ``name``, in words, if any."""
+def slip_in(received, slipped: dict, name: str) -> tuple[str, str] | None:
+    """Which slip of ``slipped`` (kit.gpt2.slipped_head) gives ``received`` as its ``name``, if any: in words, and
+    its name."""
     for slip, readouts in slipped.items():
         if np.shape(readouts[name]) == np.shape(received) and np.allclose(received, readouts[name], atol=TOLERANCE):
-            return SLIP_HINTS[slip]
+            return SLIP_HINTS[slip], SLIP_MISTAKES[slip]
     return None
 
 
@@ -83,19 +95,19 @@ def learner_pattern(result, what, size):
     return tokens, judge.array(pattern, f"the pattern of {what}", shape=(size, size))
 
 
-def look_alikes(received, attentions, layer, head):
-    """The likely mistake, if ``received`` is some other pattern of the model."""
+def look_alikes(received, attentions, layer, head) -> tuple[str, str] | None:
+    """The likely mistake, if ``received`` is some other pattern of the model: in words, and its name."""
     n_layer, n_head = attentions.shape[:2]
-    candidates = {"the pattern transposed: row i must be where token i looks (pattern[i, j], not [j, i])":
-                  attentions[layer, head].T}
+    candidates = {("the pattern transposed: row i must be where token i looks (pattern[i, j], not [j, i])",
+                   "pattern-transposed"): attentions[layer, head].T}
     for other in (layer - 1, layer + 1):
         if 0 <= other < n_layer:
-            candidates[f"layer {other}'s pattern: layers count from 0, so layer {layer} is "
-                       f"attentions[{layer}]"] = attentions[other, head]
+            candidates[(f"layer {other}'s pattern: layers count from 0, so layer {layer} is "
+                        f"attentions[{layer}]", "layer-off-by-one")] = attentions[other, head]
     for other in (head - 1, head + 1):
         if 0 <= other < n_head:
-            candidates[f"head {other}'s pattern: heads count from 0, so head {head} is "
-                       f"attentions[{layer}][0, {head}]"] = attentions[layer, other]
+            candidates[(f"head {other}'s pattern: heads count from 0, so head {head} is "
+                        f"attentions[{layer}][0, {head}]", "head-off-by-one")] = attentions[layer, other]
     for mistake, pattern in candidates.items():
         if np.allclose(received, pattern, atol=TOLERANCE):
             return mistake
@@ -112,12 +124,14 @@ def test_tokens(submission, kit):
                  f"the tokens must be a list of strings; received {judge.show(tokens)}.")
     tokens = list(tokens)
     if tokens != expected:
-        hint = "Use tokenizer.convert_ids_to_tokens on the ids you gave the model."
+        hint, mistake = "Use tokenizer.convert_ids_to_tokens on the ids you gave the model.", ""
         if [t.replace(" ", "Ġ") for t in tokens] == expected:
             hint = "Those are decoded words (' cat'); the tokens themselves write the space as 'Ġ' ('Ġcat'). " + hint
+            mistake = "decoded-words-not-tokens"
         elif tokens[1:] == expected:
             hint = "Nothing should be added in front of the text: the tokenizer does not add <|endoftext|>."
-        judge.fail(f"tokens for {LESSON!r}: expected {expected}, received {tokens}. {hint}")
+            mistake = "token-added-in-front"
+        judge.fail(f"tokens for {LESSON!r}: expected {expected}, received {tokens}. {hint}", mistake)
 
 
 @pytest.mark.points(3)
@@ -132,8 +146,9 @@ def test_head_pattern(submission, kit, model, layer, head):
                                  len(tokens))
     mistake = look_alikes(pattern, attentions, layer, head)
     judge.close(pattern, attentions[layer, head], f"the pattern of {what}", atol=TOLERANCE, rtol=0,
-                hint=f"This is {mistake}." if mistake else
-                "Read model(ids, output_attentions=True).attentions[layer][0, head].")
+                hint=f"This is {mistake[0]}." if mistake else
+                "Read model(ids, output_attentions=True).attentions[layer][0, head].",
+                mistake=mistake[1] if mistake else "")
 
 
 @pytest.mark.points(1)
@@ -142,11 +157,13 @@ def test_pattern_is_causal_weights(submission, kit):
     expected_tokens, attentions = truth(kit, OTHER)
     _, pattern = learner_pattern(read_patterns(submission, "head_pattern", TINY, OTHER, 1, 2),
                                  "head_pattern(..., layer=1, head=2)", len(expected_tokens))
-    judge.expect(np.all(pattern >= 0), "the pattern has negative entries; attention weights are never negative.")
+    judge.expect(np.all(pattern >= 0), "the pattern has negative entries; attention weights are never negative.",
+                 mistake="negative-weights")
     judge.expect(np.all(np.triu(pattern, 1) == 0), "the pattern has weight above the diagonal: GPT-2 is causal, "
-                 "no token attends to a later one. Did you transpose it?")
+                 "no token attends to a later one. Did you transpose it?", mistake="pattern-transposed")
     judge.close(pattern.sum(axis=1), np.ones(len(expected_tokens)), "the row sums of the pattern", atol=TOLERANCE,
-                hint="Each row is a softmax: where token i's attention goes, 100% of it.")
+                hint="Each row is a softmax: where token i's attention goes, 100% of it.",
+                mistake="rows-do-not-sum-to-one")
     judge.close(pattern, attentions[1, 2], f"the pattern of layer 1, head 2 for {OTHER!r}", atol=TOLERANCE, rtol=0,
                 hint="Causal weights that sum to 1, but not this head's: read the attentions the model returns.")
 
@@ -187,19 +204,25 @@ def test_attention_share(submission, tokens, source, target, row, column):
     expected = pattern[row, column]
     if not np.isclose(received, expected, atol=1e-12):
         hint = "Find the first position of each token (ignoring a leading 'Ġ' or space) and read pattern[row, column]."
+        mistake = ""
         nested = (first_containing(tokens, source), first_containing(tokens, target))
         if None not in nested and nested != (row, column) and np.isclose(received, pattern[nested]):
             hint = (f"That is pattern{list(nested)}, the first tokens that *contain* {source!r} and {target!r} "
                     f"({tokens[nested[0]]!r}, {tokens[nested[1]]!r}): match whole tokens, once 'Ġ' is removed, "
                     "not parts of them.")
+            mistake = "matched-as-substrings"
         elif np.isclose(received, pattern[column, row]):
             hint = "That is pattern[to, from]: the row belongs to the token that attends (from_token)."
+            mistake = "row-and-column-swapped"
         elif target == "the" and np.isclose(received, pattern[row, 9]):
             hint = "'the' occurs twice; the rule is to use its first occurrence."
+            mistake = "not-the-first-occurrence"
         elif target == "the" and np.isclose(received, pattern[row, 0]):
             hint = "Case counts: 'the' is not 'The'."
+            mistake = "case-ignored"
         digits = judge.digits_to_differ(expected, received)
-        judge.fail(f"{what}: expected {judge.show(expected, digits)}, received {judge.show(received, digits)}. {hint}")
+        judge.fail(f"{what}: expected {judge.show(expected, digits)}, received {judge.show(received, digits)}. {hint}",
+                   mistake)
 
 
 @pytest.mark.points(1)
@@ -217,9 +240,9 @@ def test_attention_share_unknown_token(submission):
         if error.kind != "exception":  # not implemented, a crash, a time-out: say so as it is
             raise
         judge.fail(f"attention_share(..., 'it', 'dog') raised {error.message.split(':')[0]}; the docstring asks "
-                   "for a ValueError that names the missing token.")
+                   "for a ValueError that names the missing token.", "missing-token-not-a-valueerror")
     judge.fail(f"attention_share(..., 'it', 'dog') returned {judge.show(received)}, but there is no 'dog' in the "
-               "sentence: raise ValueError naming it.")
+               "sentence: raise ValueError naming it.", "missing-token-not-a-valueerror")
 
 
 @pytest.mark.points(2)
@@ -230,18 +253,20 @@ def test_layer_average(submission, kit, model, layer):
     tokens, attentions = truth(kit, LESSON, spec)
     what = f"layer_average(..., layer={layer})"
     _, pattern = learner_pattern(read_patterns(submission, "layer_average", spec, LESSON, layer), what, len(tokens))
-    hint = "Average attentions[layer][0] over the head axis (dim 0)."
+    hint, mistake = "Average attentions[layer][0] over the head axis (dim 0).", ""
     n_head = attentions.shape[1]
     counts = {heads for _, heads, _ in lesson.TINY_SHAPES.values()} | {12}  # head counts a learner might write in
     miscounts = [(f"the sum over the heads divided by {count}: this model has {n_head} heads (model.config.n_head)",
-                  attentions[layer].sum(axis=0) / count) for count in sorted(counts - {n_head})]
-    for name, other in [("the maximum over the heads", attentions[layer].max(axis=0)),
-                        ("the sum over the heads", attentions[layer].sum(axis=0)),
-                        (f"layer {layer - 1}'s average", attentions[layer - 1].mean(axis=0)),
-                        ("one head's pattern", attentions[layer, 0]), *miscounts]:
+                  "head-count-written-in", attentions[layer].sum(axis=0) / count)
+                 for count in sorted(counts - {n_head})]
+    for name, named, other in [("the maximum over the heads", "max-over-heads", attentions[layer].max(axis=0)),
+                               ("the sum over the heads", "sum-over-heads", attentions[layer].sum(axis=0)),
+                               (f"layer {layer - 1}'s average", "layer-off-by-one", attentions[layer - 1].mean(axis=0)),
+                               ("one head's pattern", "one-head-for-the-layer", attentions[layer, 0]), *miscounts]:
         if np.allclose(pattern, other, atol=TOLERANCE):
-            hint = f"That is {name}; the layer's pattern is the mean over its heads."
-    judge.close(pattern, attentions[layer].mean(axis=0), f"the pattern of {what}", atol=TOLERANCE, rtol=0, hint=hint)
+            hint, mistake = f"That is {name}; the layer's pattern is the mean over its heads.", named
+    judge.close(pattern, attentions[layer].mean(axis=0), f"the pattern of {what}", atol=TOLERANCE, rtol=0, hint=hint,
+                mistake=mistake)
 
 
 def score_scale(received, expected):
@@ -269,32 +294,37 @@ def test_recompute_head_pattern(submission, kit, model, layer, head):
     if np.allclose(pattern, expected, atol=TOLERANCE):
         return
     if np.any(np.triu(pattern, 1) > TOLERANCE):
-        judge.fail(f"{what} puts weight on future tokens: set the scores above the diagonal to -inf before softmax.")
+        judge.fail(f"{what} puts weight on future tokens: set the scores above the diagonal to -inf before softmax.",
+                   "no-causal-mask")
     if not np.allclose(pattern.sum(axis=1), 1, atol=TOLERANCE):
-        judge.fail(f"the rows of {what} do not sum to 1: apply softmax along each row (dim=-1).")
+        judge.fail(f"the rows of {what} do not sum to 1: apply softmax along each row (dim=-1).",
+                   "softmax-not-along-rows")
     _, n_head, n_embd = lesson.TINY_SHAPES[model]
     head_size = (f"The head size is n_embd // n_head: {n_embd // n_head} in this tiny model ({n_embd} / {n_head} "
                  "heads), 64 only in GPT-2 small (768 / 12 heads), so do not write the number in.")
     if np.allclose(pattern, np.tri(len(tokens)) / np.arange(1, len(tokens) + 1)[:, None], atol=TOLERANCE):
         judge.fail(f"{what} gives every token the same weight: the scores of each row are all equal, as if q.k "
                    f"were 0. Is the head's slice of columns empty (a head size too large) or were the scores "
-                   f"multiplied by 0? {head_size}")
-    hint = look_alikes(pattern, attentions, layer, head)
+                   f"multiplied by 0? {head_size}", "head-columns-empty")
+    alike = look_alikes(pattern, attentions, layer, head)
     slip = slip_in(pattern, kit.gpt2.slipped_head(spec, spec.tokenizer(), LESSON, layer, head), "attentions")
     factor = score_scale(np.clip(pattern, 1e-30, None), expected)
     if slip:
-        hint = f"This is the pattern {slip}."
-    elif hint:
-        hint = f"This is {hint}."
+        hint, mistake = f"This is the pattern {slip[0]}.", slip[1]
+    elif alike:
+        hint, mistake = f"This is {alike[0]}.", alike[1]
     elif factor is not None and factor > 1.5:
         hint = f"Your scores are {factor:.1f} times too large: divide q.k by sqrt(head size), the square root."
+        mistake = "scores-not-scaled"
     elif factor is not None and 0 < factor < 0.67:
         hint = f"Your scores are {1 / factor:.1f} times too small: divide by sqrt(head size), not by the head size."
+        mistake = "scores-divided-by-head-size"
     else:
         hint = ("Check each step: the block's input is hidden_states[layer], then block.ln_1, then c_attn; q, k "
                 "and v are the three n_embd-wide thirds, and head h is columns h*size:(h+1)*size of q and of k. "
                 + head_size)
-    judge.close(pattern, expected, f"the pattern of {what}", atol=TOLERANCE, rtol=0, hint=hint)
+        mistake = ""
+    judge.close(pattern, expected, f"the pattern of {what}", atol=TOLERANCE, rtol=0, hint=hint, mistake=mistake)
 
 
 @pytest.mark.points(1)
