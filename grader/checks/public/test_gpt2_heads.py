@@ -295,7 +295,7 @@ def test_recompute_head_pattern(submission, kit, model, layer, head):
         return
     if np.any(np.triu(pattern, 1) > TOLERANCE):
         judge.fail(f"{what} puts weight on future tokens: set the scores above the diagonal to -inf before softmax.",
-                   "no-causal-mask")
+                   "future-not-masked")
     if not np.allclose(pattern.sum(axis=1), 1, atol=TOLERANCE):
         judge.fail(f"the rows of {what} do not sum to 1: apply softmax along each row (dim=-1).",
                    "softmax-not-along-rows")
@@ -315,10 +315,10 @@ def test_recompute_head_pattern(submission, kit, model, layer, head):
         hint, mistake = f"This is {alike[0]}.", alike[1]
     elif factor is not None and factor > 1.5:
         hint = f"Your scores are {factor:.1f} times too large: divide q.k by sqrt(head size), the square root."
-        mistake = "scores-not-scaled"
+        mistake = "not-divided-by-sqrt-dk"
     elif factor is not None and 0 < factor < 0.67:
         hint = f"Your scores are {1 / factor:.1f} times too small: divide by sqrt(head size), not by the head size."
-        mistake = "scores-divided-by-head-size"
+        mistake = "divided-by-dk"
     else:
         hint = ("Check each step: the block's input is hidden_states[layer], then block.ln_1, then c_attn; q, k "
                 "and v are the three n_embd-wide thirds, and head h is columns h*size:(h+1)*size of q and of k. "

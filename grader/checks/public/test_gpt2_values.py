@@ -14,22 +14,13 @@ import pytest
 from grader.engine import judge
 from grader.lesson import lesson
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
-from grader.checks.public.test_gpt2_heads import SLIP_HINTS
+from grader.checks.public.test_gpt2_heads import SLIP_HINTS, SLIP_MISTAKES  # one name per slip
 from grader.engine.codec import ModelSpec
 
 # Each shape of lesson.TINY_SHAPES: a head size, head count or layer count written in as a number fails one.
 MODELS = {shape: ModelSpec(kind="tiny", seed=0, head="lm", shape=shape) for shape in lesson.TINY_SHAPES}
 TOLERANCE = 1e-5  # float32 inside torch, compared in float64
 VECTORS = ("queries", "keys", "values")
-# The mistake name of each of SLIP_HINTS' slips, in this exercise's list (exercises.toml).
-SLIP_NAMES = {
-    "c_attn's bias left out": "c-attn-bias-left-out",
-    "ln_2 in place of ln_1": "ln-2-for-ln-1",
-    "ln_f in place of ln_1": "ln-f-for-ln-1",
-    "ln_1 skipped": "ln-1-skipped",
-    "q, k and v side by side within each head": "qkv-side-by-side-per-head",
-    "a head's columns strided": "head-columns-strided",
-}
 
 
 @pytest.fixture(scope="module")
@@ -86,10 +77,10 @@ def test_head_vectors(submission, kit, truths, model, layer, head):
         candidates = {f"the {other}: c_attn's output holds queries, keys and values in that order":
                       ("thirds-out-of-order", truth[other][layer, head]) for other in VECTORS if other != name}
         candidates |= {f"head {other}'s {name}: head h owns columns h*s to (h+1)*s of each third":
-                       ("another-head", truth[name][layer, other]) for other in neighbours(head, n_head)}
+                       ("head-off-by-one", truth[name][layer, other]) for other in neighbours(head, n_head)}
         candidates |= {f"layer {other}'s {name}: block {layer}'s input is hidden_states[{layer}]":
-                       ("another-layer", truth[name][other, head]) for other in neighbours(layer, n_layer)}
-        candidates |= {f"the {name} {SLIP_HINTS[slip]}": (SLIP_NAMES[slip], readouts[name])
+                       ("layer-off-by-one", truth[name][other, head]) for other in neighbours(layer, n_layer)}
+        candidates |= {f"the {name} {SLIP_HINTS[slip]}": (SLIP_MISTAKES[slip], readouts[name])
                        for slip, readouts in slipped.items()}
         mistake, named = diagnose(vectors, candidates)
         judge.close(vectors, truth[name][layer, head], f"the {name} of {what}", atol=TOLERANCE, rtol=TOLERANCE,
@@ -120,11 +111,11 @@ def test_head_output(submission, kit, truths, model, layer, head):
                    ("values-of-another-head", pattern @ truth["values"][layer, other])
                    for other in neighbours(head, n_head)}
     candidates |= {f"head {other}'s output: head h owns columns h*s to (h+1)*s":
-                   ("another-head", truth["outputs"][layer, other]) for other in neighbours(head, n_head)}
+                   ("head-off-by-one", truth["outputs"][layer, other]) for other in neighbours(head, n_head)}
     candidates |= {f"layer {other}'s output: block {layer}'s input is hidden_states[{layer}]":
-                   ("another-layer", truth["outputs"][other, head]) for other in neighbours(layer, n_layer)}
+                   ("layer-off-by-one", truth["outputs"][other, head]) for other in neighbours(layer, n_layer)}
     candidates |= {f"the output of queries, keys and values {SLIP_HINTS[slip]}":
-                   (SLIP_NAMES[slip], readouts["attentions"] @ readouts["values"])
+                   (SLIP_MISTAKES[slip], readouts["attentions"] @ readouts["values"])
                    for slip, readouts in slipped.items()}
     mistake, named = diagnose(output, candidates)
     judge.close(output, truth["outputs"][layer, head], f"the output of {what}", atol=TOLERANCE, rtol=TOLERANCE,
