@@ -125,29 +125,33 @@ def softmax(x, axis=-1):
 """, "test_arguments_unchanged", "changed its argument `x` in place", named="changed-in-place"),
     # -- lookup ----------------------------------------------------------------------------
     edit("exact lookup returns the key", "lookup", "            return value\n", "            return key\n",
-         "test_exact_lookup_finds_key", "Return the value stored"),
+         "test_exact_lookup_finds_key", "Return the value stored", named="key-instead-of-value"),
     edit("exact lookup returns 0 when missing", "lookup", "    return None\n", "    return 0\n",
-         "test_exact_lookup_missing_key", "answer is None"),
+         "test_exact_lookup_missing_key", "answer is None", named="missing-key-not-none"),
     rewrite("exact lookup through a dict, which keeps the last repeat", "lookup", """
 def exact_lookup(query, keys, values):
     return dict(zip(keys, values)).get(query)
-""", "test_exact_lookup_first_of_repeated_key", "keeps the last value"),
+""", "test_exact_lookup_first_of_repeated_key", "keeps the last value", named="last-of-repeated-key"),
     edit("exact lookup falls back to the nearest", "lookup", "    return None\n",
          "    return nearest_lookup(query, keys, values)\n",
-         "test_exact_lookup_missing_key", "finds nothing when nothing matches"),
+         "test_exact_lookup_missing_key", "finds nothing when nothing matches", named="missing-key-not-none"),
     edit("nearest uses argmax", "lookup", "np.argmin(distances)", "np.argmax(distances)",
-         "test_nearest_lookup", "farthest"),
+         "test_nearest_lookup", "farthest", named="farthest-key"),
+    edit("nearest by the signed difference", "lookup", "distances = np.abs(np.asarray(keys, dtype=float) - query)",
+         "distances = np.asarray(keys, dtype=float) - query", "test_nearest_lookup", "smallest |query - key|",
+         named="not-the-nearest-key"),
     rewrite("distances in the keys' own dtype", "lookup", """
 def nearest_lookup(query, keys, values):
     distances = np.array(keys)  # a copy, but of the keys' dtype: integers stay integers
     distances -= query
     return values[int(np.argmin(np.abs(distances)))]
-""", "test_nearest_lookup", "Keys may be integers"),
+""", "test_nearest_lookup", "Keys may be integers", named="distances-in-key-dtype"),
     edit("sharpness taken as a temperature", "lookup", "scores = -sharpness * (queries[..., None] - keys) ** 2",
          "scores = -(queries[..., None] - keys) ** 2 / (1 / sharpness)", "test_sharpness_limits",
-         "A sharpness of 0 is allowed"),
+         "A sharpness of 0 is allowed", named="divided-by-sharpness"),
     edit("the lesson's sharpness as the default", "lookup", "def soft_lookup(query, keys, values, sharpness=1.0):",
-         "def soft_lookup(query, keys, values, sharpness=1.5):", "test_squared_distance_scores", "the default is 1.0"),
+         "def soft_lookup(query, keys, values, sharpness=1.5):", "test_squared_distance_scores", "the default is 1.0",
+         named="default-sharpness-not-one"),
     rewrite("keys shifted in place for a single query", "lookup", """
 def soft_lookup(query, keys, values, sharpness=1.0):
     keys = np.asarray(keys, dtype=float)  # the caller's own array, when it is one of floats
@@ -163,28 +167,71 @@ def soft_lookup(query, keys, values, sharpness=1.0):
 """, "test_arguments_unchanged", "changed its argument `keys` in place", named="changed-in-place"),
     edit("hard lookup, seen on many queries", "lookup", "weights = softmax(scores, axis=-1)",
          "weights = softmax(1e9 * (scores - scores.max(axis=-1, keepdims=True)), axis=-1)",
-         "test_many_queries", "a hard lookup"),
+         "test_many_queries", "a hard lookup", named="hard-lookup"),
     edit("nearest tie goes to the last key", "lookup", "values[int(np.argmin(distances))]",
-         "values[len(keys) - 1 - int(np.argmin(distances[::-1]))]", "test_nearest_tie_rule", "tie rule"),
+         "values[len(keys) - 1 - int(np.argmin(distances[::-1]))]", "test_nearest_tie_rule", "tie rule",
+         named="tie-not-first"),
     edit("soft score sign flipped", "lookup", "scores = -sharpness", "scores = sharpness",
-         "test_squared_distance_scores", "sign of the score is flipped"),
+         "test_squared_distance_scores", "sign of the score is flipped", named="score-sign-flipped"),
+    edit("soft score sign flipped, seen on the weights' sums", "lookup", "scores = -sharpness", "scores = sharpness",
+         "test_soft_weights_sum_to_one", "do not favour the keys closest", named="nearer-not-heavier"),
     edit("absolute distance instead of squared", "lookup", "(queries[..., None] - keys) ** 2",
-         "np.abs(queries[..., None] - keys)", "test_squared_distance_scores", "not squared"),
+         "np.abs(queries[..., None] - keys)", "test_squared_distance_scores", "not squared",
+         named="distance-not-squared"),
     edit("sharpness ignored", "lookup", "scores = -sharpness * ", "scores = -",
-         "test_squared_distance_scores", "`sharpness` is ignored"),
+         "test_squared_distance_scores", "`sharpness` is ignored", named="sharpness-ignored"),
     edit("sharpness divides the score", "lookup", "-sharpness * (queries[..., None] - keys) ** 2",
-         "-(queries[..., None] - keys) ** 2 / sharpness", "test_sharpness_limits", "closest key"),
+         "-(queries[..., None] - keys) ** 2 / sharpness", "test_sharpness_limits", "closest key",
+         named="not-sharp-in-the-limit"),
     edit("keys averaged instead of values", "lookup", "answers = weights @ values", "answers = weights @ keys",
-         "test_lesson_table", "average the values"),
+         "test_lesson_table", "average the values", named="keys-averaged"),
+    edit("sharpness inside the square", "lookup", "scores = -sharpness * (queries[..., None] - keys) ** 2",
+         "scores = -(sharpness * (queries[..., None] - keys)) ** 2", "test_lesson_table", "Score each key with",
+         named="score-formula-wrong"),
+    rewrite("each key scored by the query's distance to itself", "lookup", """
+def soft_lookup(query, keys, values, sharpness=1.0):
+    queries = np.asarray(query, dtype=float)
+    keys = np.asarray(keys, dtype=float)
+    scores = np.stack([-sharpness * (queries - queries) ** 2 for key in keys], axis=-1)  # a slip for queries - key
+    weights = softmax(scores, axis=-1)
+    answers = weights @ np.asarray(values, dtype=float)
+    return (float(answers), weights) if queries.ndim == 0 else (answers, weights)
+""", "test_lesson_table", "All weights are equal", named="scores-ignore-distance"),
+    edit("answer the mean of weights times values, not their sum", "lookup", "answers = weights @ values",
+         "answers = (weights * values).mean(axis=-1)", "test_lesson_table", "The answer is sum(weights * values)",
+         named="answer-not-weighted-sum"),
+    rewrite("scores written into an array of the keys' dtype", "lookup", """
+def soft_lookup(query, keys, values, sharpness=1.0):
+    queries = np.asarray(query, dtype=float)
+    # One score per query and key, in an array shaped like them, but of the keys' dtype: integers stay integers.
+    scores = np.empty_like(np.broadcast_to(keys, queries.shape + (len(keys),)))
+    scores[...] = -sharpness * (queries[..., None] - np.asarray(keys, dtype=float)) ** 2
+    weights = softmax(scores, axis=-1)
+    answers = weights @ np.asarray(values, dtype=float)
+    return (float(answers), weights) if queries.ndim == 0 else (answers, weights)
+""", "test_lesson_table", "turn them into floats first", named="integers-not-floats"),
     edit("weights never normalised", "lookup", "weights = softmax(scores, axis=-1)", "weights = np.exp(scores)",
-         "test_soft_weights_sum_to_one", "softmax"),
+         "test_soft_weights_sum_to_one", "softmax", named="weights-not-normalised"),
     edit("hard lookup: all weight on the best key", "lookup", "weights = softmax(scores, axis=-1)",
          "weights = softmax(1e9 * (scores - scores.max(axis=-1, keepdims=True)), axis=-1)",
-         "test_soft_answer_is_smooth", "picking one value"),
+         "test_soft_answer_is_smooth", "picking one value", named="hard-lookup"),
+    edit("distance to the values instead of the keys", "lookup", "(queries[..., None] - keys) ** 2",
+         "(queries[..., None] - values) ** 2", "test_soft_answer_is_smooth", "must move with the query",
+         named="answer-not-following-query"),
+    rewrite("a sharpness of 0 taken as not given", "lookup", """
+def soft_lookup(query, keys, values, sharpness=None):
+    sharpness = sharpness or 1.0  # not given: 1.0 (but 0 is falsy too)
+    queries = np.asarray(query, dtype=float)
+    scores = -sharpness * (queries[..., None] - np.asarray(keys, dtype=float)) ** 2
+    weights = softmax(scores, axis=-1)
+    answers = weights @ np.asarray(values, dtype=float)
+    return (float(answers), weights) if queries.ndim == 0 else (answers, weights)
+""", "test_sharpness_limits", "makes every score 0", named="not-flat-in-the-limit"),
     edit("answer mixes scores, not weights", "lookup", "answers = weights @ values",
-         "answers = -(scores @ values) / len(keys)", "test_soft_answer_within_values", "outside the prices' range"),
+         "answers = -(scores @ values) / len(keys)", "test_soft_answer_within_values", "outside the prices' range",
+         named="answer-outside-values"),
     edit("softmax across queries", "lookup", "softmax(scores, axis=-1)", "softmax(scores, axis=0)",
-         "test_many_queries", "Row i must be"),
+         "test_many_queries", "Row i must be", named="rows-not-per-query"),
     edit("exact lookup rounds the price", "lookup", "            return value\n", "            return int(value)\n",
          "test_exact_matches_reference", "expected"),
     edit("nearest lookup rounds the price", "lookup", "return values[int(np.argmin(distances))]",
@@ -198,7 +245,10 @@ def soft_lookup(query, keys, values, sharpness=1.0):
     weights = kernel / kernel.sum(axis=-1, keepdims=True)
     answers = weights @ np.asarray(values, dtype=float)
     return (float(answers), weights) if queries.ndim == 0 else (answers, weights)
-""", "test_very_sharp_and_far_queries", "underflow"),
+""", "test_very_sharp_and_far_queries", "underflow", named="exp-over-sum-not-softmax"),
+    edit("scores floored at -50 against underflow", "lookup", "weights = softmax(scores, axis=-1)",
+         "weights = softmax(np.maximum(scores, -50.0), axis=-1)", "test_very_sharp_and_far_queries",
+         "Only the nearest key", named="not-sharp-in-the-limit"),
     edit("keys shifted in place", "lookup", "    distances = np.abs(np.asarray(keys, dtype=float) - query)\n",
          "    distances = np.asarray(keys, dtype=float)\n    distances -= query\n    np.abs(distances, out=distances)\n",
          "test_arguments_unchanged", "changed its argument `keys` in place", named="changed-in-place"),

@@ -23,12 +23,15 @@ def soft(submission, query, sharpness, keys=BEDROOMS, values=PRICES):
                                                                        shape=(len(keys),))
 
 
-def expect_found(submission, query, price, keys=BEDROOMS, values=PRICES, hint=""):
+def expect_found(submission, query, price, keys=BEDROOMS, values=PRICES, hint="", mistake=""):
+    """``hint`` and ``mistake``: the likely cause of a wrong price, and its name (by default, the key returned)."""
+    if not hint:
+        hint, mistake = ("Return the value stored with the matching key, not the key or its position.",
+                         "key-instead-of-value")
     what = f"exact_lookup({query:g}, ...)" if keys is BEDROOMS else f"exact_lookup({query:g}, keys={keys}, ...)"
     found = submission.lookup.exact_lookup(query, keys, values)
     judge.expect(found is not None, f"{what} returned None, but key {query:g} is there.")
-    judge.close(judge.number(found, what), price, what,
-                hint=hint or "Return the value stored with the matching key, not the key or its position.")
+    judge.close(judge.number(found, what), price, what, hint=hint, mistake=mistake)
 
 
 def expect_closer_keys_weigh_more(weights, query, keys=BEDROOMS, sharpness=None):
@@ -40,13 +43,14 @@ def expect_closer_keys_weigh_more(weights, query, keys=BEDROOMS, sharpness=None)
     distances = abs(query - np.asarray(keys, dtype=float))
     judge.expect(judge.ranked_like(weights, -distances),
                  f"for query {query:g} the weights {judge.percent(weights)} do not favour the keys closest to it: "
-                 "a nearer key has a higher score, -sharpness * (query - key)^2, so it must get more weight.")
+                 "a nearer key has a higher score, -sharpness * (query - key)^2, so it must get more weight.",
+                 mistake="nearer-not-heavier")
     if sharpness is not None:
         scores = -sharpness * distances**2
         judge.expect(np.all(weights[scores - scores.max() > -80] > 0),  # exp(-80) is a float32 number yet
                      f"for query {query:g} and sharpness {sharpness:g} some keys got a weight of exactly 0: "
                      f"{judge.show(weights)}. A soft lookup gives every key a share, exp(score) over the sum, "
-                     "however small: is all the weight put on the nearest key (a hard lookup)?")
+                     "however small: is all the weight put on the nearest key (a hard lookup)?", mistake="hard-lookup")
 
 
 @pytest.mark.points(1)
@@ -67,7 +71,8 @@ def test_exact_lookup_missing_key(submission, query):
     """An exact lookup of a key that is not there returns None; the closest key that is there is found."""
     found = submission.lookup.exact_lookup(query, BEDROOMS, PRICES)
     judge.expect(found is None, f"exact_lookup({query:g}, ...) returned {judge.show(found)}; no house has "
-                 f"{query:g} bedrooms, so the answer is None: an exact lookup finds nothing when nothing matches.")
+                 f"{query:g} bedrooms, so the answer is None: an exact lookup finds nothing when nothing matches.",
+                 mistake="missing-key-not-none")
     closest = int(np.argmin(np.abs(np.array(BEDROOMS) - query)))
     expect_found(submission, BEDROOMS[closest], PRICES[closest])
 
@@ -78,7 +83,7 @@ def test_exact_lookup_first_of_repeated_key(submission):
     keys, values = [4.0, 2.0, 5.0, 2.0], [340.0, 210.0, 420.0, 199.0]
     hint = ("Key 2 is listed twice, with 210 first and 199 later: the docstring asks for the first. A dict built "
             "from the pairs keeps the last value written for a key, so stop at the first match instead.")
-    expect_found(submission, 2.0, 210.0, keys, values, hint=hint)
+    expect_found(submission, 2.0, 210.0, keys, values, hint=hint, mistake="last-of-repeated-key")
     expect_found(submission, 5.0, 420.0, keys, values)
 
 
@@ -89,12 +94,12 @@ def test_nearest_lookup(submission):
                          (-3.0, 150.0)]:
         found = judge.number(submission.lookup.nearest_lookup(query, BEDROOMS, PRICES),
                              f"nearest_lookup({query:g}, ...)")
-        hint = "Pick the key with the smallest |query - key| and return its value."
+        hint, mistake = "Pick the key with the smallest |query - key| and return its value.", "not-the-nearest-key"
         if found in PRICES and found != price:
             far = PRICES[int(np.argmax(np.abs(np.array(BEDROOMS) - query)))]
             if found == far:
-                hint = "That is the value of the *farthest* key: use argmin, not argmax."
-        judge.close(found, price, f"nearest_lookup({query:g}, ...)", hint=hint)
+                hint, mistake = "That is the value of the *farthest* key: use argmin, not argmax.", "farthest-key"
+        judge.close(found, price, f"nearest_lookup({query:g}, ...)", hint=hint, mistake=mistake)
     keys, values = [int(key) for key in BEDROOMS], [int(price) for price in PRICES]
     what = "nearest_lookup(2.2, [1, 2, 4, 5], [150, 210, 340, 420])"
     try:
@@ -103,8 +108,10 @@ def test_nearest_lookup(submission):
         if error.kind != "exception":
             raise
         judge.fail(f"{what}, with integer keys, raised {error.message}. Keys may be integers: compute the distances "
-                   "in a new float array (np.abs(np.asarray(keys, dtype=float) - query)), not in the keys' own dtype.")
-    judge.close(judge.number(found, what), 210, what, hint="Integer keys are keys too: the closest to 2.2 is 2.")
+                   "in a new float array (np.abs(np.asarray(keys, dtype=float) - query)), not in the keys' own dtype.",
+                   "distances-in-key-dtype")
+    judge.close(judge.number(found, what), 210, what, hint="Integer keys are keys too: the closest to 2.2 is 2.",
+                mistake="distances-in-key-dtype")
 
 
 @pytest.mark.points(1)
@@ -112,35 +119,41 @@ def test_nearest_tie_rule(submission):
     """Equally close keys: the one that comes first in `keys` wins."""
     found = judge.number(submission.lookup.nearest_lookup(3.0, BEDROOMS, PRICES), "nearest_lookup(3, ...)")
     judge.close(found, 210.0, "nearest_lookup(3, ...) with keys [1, 2, 4, 5]",
-                hint="Keys 2 and 4 are both 1 away from 3; the tie rule gives the first of them in `keys`.")
+                hint="Keys 2 and 4 are both 1 away from 3; the tie rule gives the first of them in `keys`.",
+                mistake="tie-not-first")
     reordered = judge.number(submission.lookup.nearest_lookup(3.0, [5.0, 4.0, 2.0, 1.0], [420.0, 340.0, 210.0, 150.0]),
                              "nearest_lookup(3, ...) with keys [5, 4, 2, 1]")
     judge.close(reordered, 340.0, "nearest_lookup(3, ...) with keys [5, 4, 2, 1]",
-                hint="With the keys listed as [5, 4, 2, 1], key 4 comes before key 2, so it wins the tie.")
+                hint="With the keys listed as [5, 4, 2, 1], key 4 comes before key 2, so it wins the tie.",
+                mistake="tie-not-first")
 
 
 @pytest.mark.points(3)
 def test_lesson_table(submission):
     """Query 3, sharpness 1.5: weights 0.55% / 49.45% / 49.45% / 0.55%, answer £275.11k."""
     answer, weights = soft(submission, 3.0, 1.5)
-    hint = "Score each key with -sharpness * (query - key)**2, then softmax."
+    hint, mistake = "Score each key with -sharpness * (query - key)**2, then softmax.", "score-formula-wrong"
     if np.allclose(weights, 0.25, atol=1e-3):
-        hint = "All weights are equal: are the scores computed from the distance to the query?"
+        hint, mistake = ("All weights are equal: are the scores computed from the distance to the query?",
+                         "scores-ignore-distance")
     judge.close(weights, LESSON_WEIGHTS, "the weights for query 3", atol=5e-6, rtol=0,
-                hint=f"You gave {judge.percent(weights)}. {hint}")
+                hint=f"You gave {judge.percent(weights)}. {hint}", mistake=mistake)
     keys_mix = float(np.dot(weights, BEDROOMS))
-    hint = "The answer is sum(weights * values)."
+    hint, mistake = "The answer is sum(weights * values).", "answer-not-weighted-sum"
     if np.isclose(answer, keys_mix, atol=1e-6):
-        hint = "That is the weighted average of the *keys* (bedrooms); average the values (prices) instead."
-    judge.close(answer, LESSON_ANSWER, "the answer for query 3", atol=1e-3, rtol=0, hint=hint)
+        hint, mistake = ("That is the weighted average of the *keys* (bedrooms); average the values (prices) "
+                         "instead."), "keys-averaged"
+    judge.close(answer, LESSON_ANSWER, "the answer for query 3", atol=1e-3, rtol=0, hint=hint, mistake=mistake)
     answer, weights = soft(submission, 4.3, 0.8)  # beyond the lesson's example: weights the judge computes
     scores = -0.8 * (4.3 - np.array(BEDROOMS)) ** 2
     expected = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()
     judge.close(weights, expected, "the weights for query 4.3, sharpness 0.8", atol=1e-6,
-                hint=f"You gave {judge.percent(weights)}; scores then softmax give {judge.percent(expected)}.")
+                hint=f"You gave {judge.percent(weights)}; scores then softmax give {judge.percent(expected)}.",
+                mistake="score-formula-wrong")
     answer, weights = soft(submission, 3, 1.5, [int(key) for key in BEDROOMS], [int(price) for price in PRICES])
     judge.close(answer, LESSON_ANSWER, "the answer for query 3 with integer keys and prices", atol=1e-3, rtol=0,
-                hint="Integer queries, keys and prices are numbers like any other: turn them into floats first.")
+                hint="Integer queries, keys and prices are numbers like any other: turn them into floats first.",
+                mistake="integers-not-floats")
 
 
 @pytest.mark.points(1)
@@ -151,7 +164,8 @@ def test_soft_weights_sum_to_one(submission, sharpness):
         _, weights = soft(submission, query, sharpness)
         judge.expect(np.all(weights >= 0), f"negative weights {judge.show(weights)} for query {query:g}.")
         judge.close(weights.sum(), 1.0, f"the sum of the weights for query {query:g}", atol=1e-6,
-                    hint="Turn the scores into weights with softmax, which divides by the sum.")
+                    hint="Turn the scores into weights with softmax, which divides by the sum.",
+                    mistake="weights-not-normalised")
         expect_closer_keys_weigh_more(weights, query, sharpness=sharpness)
 
 
@@ -166,7 +180,7 @@ def test_soft_answer_within_values(submission):
                          f"soft_lookup({query:g}, sharpness={sharpness:g}) answered "
                          f"{judge.show(answer, judge.digits_to_differ(bound, answer))}, outside the "
                          f"prices' range [{min(PRICES):g}, {max(PRICES):g}]. Weights that are positive and sum "
-                         "to 1 can only average the values, never go beyond them.")
+                         "to 1 can only average the values, never go beyond them.", mistake="answer-outside-values")
             expect_closer_keys_weigh_more(weights, float(query), sharpness=sharpness)
 
 
@@ -180,19 +194,19 @@ def test_squared_distance_scores(submission):
     log_ratios = np.log(weights) - np.log(weights[1])  # relative to key 2, the closest
     expected = -sharpness * (distances**2 - distances[1] ** 2)
     if not np.allclose(log_ratios, expected, atol=1e-6):
-        hints = {
+        hints = {  # the likely cause, in words: the log-ratios it gives, and its name
             "the sign of the score is flipped: closer keys must get MORE weight (score = -sharpness * d^2)":
-                -expected,
+                (-expected, "score-sign-flipped"),
             "the distance is not squared (|query - key| instead of (query - key)^2)":
-                -sharpness * (np.abs(distances) - abs(distances[1])),
-            "`sharpness` is ignored: the scores must be multiplied by it": expected / sharpness,
+                (-sharpness * (np.abs(distances) - abs(distances[1])), "distance-not-squared"),
+            "`sharpness` is ignored: the scores must be multiplied by it": (expected / sharpness, "sharpness-ignored"),
         }
-        for mistake, pattern in hints.items():
+        for cause, (pattern, mistake) in hints.items():
             if np.allclose(log_ratios, pattern, atol=1e-6):
                 judge.fail(f"For query {query:g} and sharpness {sharpness:g} your weights are "
-                           f"{judge.percent(weights)}: {mistake}.")
+                           f"{judge.percent(weights)}: {cause}.", mistake)
         judge.fail(f"For query {query:g} and sharpness {sharpness:g} your weights {judge.percent(weights)} "
-                   "do not follow score = -sharpness * (query - key)^2.")
+                   "do not follow score = -sharpness * (query - key)^2.", "score-formula-wrong")
     answer, weights = judge.pair(submission.lookup.soft_lookup(query, BEDROOMS, PRICES), "soft_lookup(2.6, keys, "
                                  "values), with no sharpness", "(answer, weights)")
     weights = judge.array(weights, "the weights of soft_lookup(2.6, keys, values)", shape=(len(BEDROOMS),))
@@ -201,7 +215,7 @@ def test_squared_distance_scores(submission):
     if np.allclose(weights, np.exp(-1.5 * distances**2) / np.exp(-1.5 * distances**2).sum(), atol=1e-6):
         hint = "Those are the weights of sharpness 1.5, the lesson's: the default is 1.0. " + hint
     judge.close(weights, default, "the weights of soft_lookup(2.6, keys, values), with no sharpness", atol=1e-6,
-                hint=hint)
+                hint=hint, mistake="default-sharpness-not-one")
 
 
 @pytest.mark.points(1)
@@ -214,13 +228,14 @@ def test_soft_answer_is_smooth(submission):
     judge.expect(steps[worst] < 15.0,
                  f"between queries {queries[worst]:g} and {queries[worst + 1]:g} the soft answer jumps from "
                  f"{answers[worst]:.2f} to {answers[worst + 1]:.2f}. A soft lookup blends all values, so a small "
-                 "move of the query should move the answer only a little: is it picking one value instead?")
+                 "move of the query should move the answer only a little: is it picking one value instead?",
+                 mistake="hard-lookup")
     for end in (0, -1):  # smooth, but not flat: the answer follows the query from one end of the records to the other
         closest = PRICES[int(np.argmin(np.abs(np.array(PRICES) - answers[end])))]
         judge.expect(closest == PRICES[end],
                      f"for query {queries[end]:g} the soft answer is {answers[end]:.2f}, nearer £{closest:g}k than "
                      f"£{PRICES[end]:g}k, the price of {BEDROOMS[end]:g} bedrooms: the answer must move with the "
-                     "query, towards the values of the keys it comes close to.")
+                     "query, towards the values of the keys it comes close to.", mistake="answer-not-following-query")
 
 
 @pytest.mark.points(2)
@@ -229,11 +244,12 @@ def test_sharpness_limits(submission):
     for query, nearest in [(2.2, 210.0), (4.6, 420.0), (1.4, 150.0)]:
         answer, _ = soft(submission, query, 200.0)
         judge.close(answer, nearest, f"soft_lookup({query:g}, sharpness=200)", atol=0.01,
-                    hint="A very sharp lookup should give all the weight to the closest key.")
+                    hint="A very sharp lookup should give all the weight to the closest key.",
+                    mistake="not-sharp-in-the-limit")
     answer, _ = soft(submission, 3.7, 1e-7)
     judge.close(answer, float(np.mean(PRICES)), "soft_lookup(3.7, sharpness=0.0000001)", atol=0.01,
                 hint="With sharpness near 0 every score is near 0, the weights are equal, and the answer "
-                     "is the plain mean of the prices.")
+                     "is the plain mean of the prices.", mistake="not-flat-in-the-limit")
     try:  # sharpness 0 itself is allowed (>= 0): every score is 0
         answer, weights = soft(submission, 3.7, 0.0)
     except SubmissionError as error:
@@ -241,11 +257,12 @@ def test_sharpness_limits(submission):
             raise
         judge.fail(f"soft_lookup(3.7, sharpness=0) raised {error.message}. A sharpness of 0 is allowed (the "
                    "docstring says >= 0): every score is then 0, the weights are equal and the answer is the mean "
-                   "price. Multiply the squared distances by the sharpness; never divide by it.")
+                   "price. Multiply the squared distances by the sharpness; never divide by it.",
+                   "divided-by-sharpness")
     judge.close(weights, [0.25] * 4, "the weights of soft_lookup(3.7, sharpness=0)", atol=1e-9,
-                hint="A sharpness of 0 makes every score 0: equal weights.")
+                hint="A sharpness of 0 makes every score 0: equal weights.", mistake="not-flat-in-the-limit")
     judge.close(answer, float(np.mean(PRICES)), "soft_lookup(3.7, sharpness=0)", atol=1e-6,
-                hint="Equal weights average the prices: the plain mean.")
+                hint="Equal weights average the prices: the plain mean.", mistake="not-flat-in-the-limit")
 
 
 @pytest.mark.points(2)
@@ -260,7 +277,7 @@ def test_many_queries(submission):
         one_answer, one_weights = soft(submission, float(query), 1.5)
         judge.close(weights[row], one_weights, f"row {row} of the weights (query {query:g})", atol=1e-6,
                     hint="Row i must be the weights of query i alone: give the queries a new axis, "
-                         "queries[:, None] - keys, and softmax along the last axis.")
+                         "queries[:, None] - keys, and softmax along the last axis.", mistake="rows-not-per-query")
         judge.close(answers[row], one_answer, f"answer {row} (query {query:g})", atol=1e-6)
         expect_closer_keys_weigh_more(weights[row], float(query), sharpness=1.5)
 
@@ -273,18 +290,20 @@ SHARP_AND_FAR = {"sharp": [(3.0, 1000.0, BEDROOMS, PRICES)],
                  "far-below": [(-15.0, 10.0, BEDROOMS, PRICES), (-14.5, 10.0, [-30.0] + BEDROOMS, [40.0] + PRICES)]}
 
 
-def underflow_cause(submission, scores) -> str:
-    """Why weights of ``scores`` are NaN: the learner's softmax, tried on them, says whether it is the cause."""
+def underflow_cause(submission, scores) -> tuple[str, str]:
+    """Why weights of ``scores`` are NaN, and the mistake's name: the learner's softmax, tried on them, says whether
+    it is the cause (then the mistake is exercise 1's, which softmax's checks name, so none is given here)."""
     try:
         theirs = np.asarray(submission.softmax.softmax(scores), dtype=float)
     except (SubmissionError, TypeError, ValueError):
         theirs = None
     if theirs is not None and theirs.shape == scores.shape and not np.all(np.isfinite(theirs)):
         return (f"The scores here are {judge.show(scores, 0)}, and your softmax (exercise 1) itself gives NaN for them: "
-                "there, subtract the largest score (not the first one), and this follows.")
-    return (f"The scores here are {judge.show(scores, 0)}: exp() of every one of them underflows to 0, and 0/0 is "
-            "NaN. Dividing exp(score) by its sum is softmax without its safety step: pass the scores to your softmax, "
-            "which subtracts the largest score first, so the best key's exp() is exactly 1.")
+                "there, subtract the largest score (not the first one), and this follows."), ""
+    cause = (f"The scores here are {judge.show(scores, 0)}: exp() of every one of them underflows to 0, and 0/0 is "
+             "NaN. Dividing exp(score) by its sum is softmax without its safety step: pass the scores to your softmax, "
+             "which subtracts the largest score first, so the best key's exp() is exactly 1.")
+    return cause, "exp-over-sum-not-softmax"
 
 
 @pytest.mark.points(2)
@@ -300,12 +319,15 @@ def test_very_sharp_and_far_queries(submission, lookups):
                                      "(answer, weights)")
         weights = judge.array(weights, f"the weights of {what}", shape=(len(keys),), finite=False)
         if not np.all(np.isfinite(weights)):
-            judge.finite(weights, f"the weights of {what}", cause=underflow_cause(submission, scores))
+            cause, mistake = underflow_cause(submission, scores)
+            judge.finite(weights, f"the weights of {what}", cause=cause, mistake=mistake)
         expected = judge.all_on_the_best(scores)  # the runner-up trails by hundreds: exp() of that is below 1e-100
         judge.close(weights, expected, f"the weights of {what}", atol=1e-6,
-                    hint="Only the nearest key (or the two equally near) should get weight.")
+                    hint="Only the nearest key (or the two equally near) should get weight.",
+                    mistake="not-sharp-in-the-limit")
         judge.close(judge.number(answer, f"the answer of {what}"), float(expected @ values), f"the answer of {what}",
-                    atol=1e-3, rtol=0, hint="The answer is sum(weights * values).")
+                    atol=1e-3, rtol=0, hint="The answer is sum(weights * values).",
+                    mistake="answer-not-weighted-sum")
 
 
 # Every kind of input the docstrings allow: a number or an array of queries, lists or arrays of records, integers.
