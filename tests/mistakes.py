@@ -508,9 +508,10 @@ def attention_share(tokens, pattern, from_token, to_token):
 MISTAKES += [
     # -- learning --------------------------------------------------------------------------
     edit("soft answer averages the keys", "learning", "return torch.softmax(scores, dim=-1) @ values",
-         "return torch.softmax(scores, dim=-1) @ keys", "test_soft_answer", "average the values"),
+         "return torch.softmax(scores, dim=-1) @ keys", "test_soft_answer", "average the values",
+         named="keys-averaged"),
     edit("softmax across the queries", "learning", "torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=0)",
-         "test_soft_answer", "Answer i belongs to query i alone"),
+         "test_soft_answer", "Answer i belongs to query i alone", named="queries-mixed"),
     edit("nearest picks the farthest key", "learning", "torch.argmin(", "torch.argmax(",
          "test_nearest_answer", "torch.argmin"),
     rewrite("slope with respect to the sharpness", "learning", """
@@ -519,27 +520,28 @@ def answer_slope(query, keys, values, sharpness):
     answer = soft_answer(query, keys, values, sharpness)
     answer.backward()
     return answer.item(), sharpness.grad.item()
-""", "test_answer_slope_lesson", "d(answer)/d(sharpness)"),
+""", "test_answer_slope_lesson", "d(answer)/d(sharpness)", named="slope-by-sharpness"),
     edit(".item() cuts the slope's graph", "learning", "answer = soft_answer(query, keys, values, sharpness)",
          "answer = soft_answer(query.item(), keys, values, sharpness)", "test_answer_slope_lesson",
-         "Torch lost track"),
+         "Torch lost track", named="graph-cut"),
     edit("softmax's normalising sum detached", "learning", "return torch.softmax(scores, dim=-1) @ values",
          "exps = scores.exp()\n    return (exps / exps.sum(dim=-1, keepdim=True).detach()) @ values",
-         "test_answer_slope_matches_finite_differences", "nothing detached"),
+         "test_answer_slope_matches_finite_differences", "nothing detached", named="sum-detached"),
     rewrite("nearest slope by finite differences", "learning", """
 def nearest_slope(query, keys, values):
     step = 1e-3
     ahead, behind = nearest_answer(query + step, keys, values), nearest_answer(query - step, keys, values)
     return nearest_answer(query, keys, values).item(), ((ahead - behind) / (2 * step)).item()
-""", "test_nearest_slope_is_zero", "finite difference"),
+""", "test_nearest_slope_is_zero", "finite difference", named="finite-difference"),
     edit("nearest slope returns None", "learning", "return answer.item(), 0.0", "return answer.item(), None",
-         "test_nearest_slope_is_zero", "return 0.0"),
+         "test_nearest_slope_is_zero", "return 0.0", named="slope-none"),
     edit("learning rate's sign flipped", "learning", "log_sharpness -= lr * log_sharpness.grad",
-         "log_sharpness += lr * log_sharpness.grad", "test_fit_losses_go_down", "uphill"),
+         "log_sharpness += lr * log_sharpness.grad", "test_fit_losses_go_down", "uphill", named="stepped-uphill"),
     edit("gradient never reset", "learning", "        log_sharpness.grad.zero_()\n", "",
-         "test_fit_losses_go_down", "never set back to zero"),
+         "test_fit_losses_go_down", "never set back to zero", named="gradient-not-zeroed"),
     edit("loss summed, not averaged", "learning", "log_sharpness.exp()) - answers) ** 2).mean()",
-         "log_sharpness.exp()) - answers) ** 2).sum()", "test_fit_losses_are_mean_squared_error", "take their mean"),
+         "log_sharpness.exp()) - answers) ** 2).sum()", "test_fit_losses_are_mean_squared_error", "take their mean",
+         named="sum-not-mean"),
     rewrite("loss recorded after the step", "learning", """
 def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
     answers = torch.as_tensor(answers, dtype=torch.float64)
@@ -552,12 +554,13 @@ def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4)
             losses.append(((soft_answer(queries, keys, values, log_sharpness.exp()) - answers) ** 2).mean().item())
         log_sharpness.grad.zero_()
     return log_sharpness.exp().item(), losses
-""", "test_fit_losses_are_mean_squared_error", "before you step"),
+""", "test_fit_losses_are_mean_squared_error", "before you step", named="loss-after-step"),
     edit(".item() cuts the fit's graph", "learning", "soft_answer(queries, keys, values, log_sharpness.exp())",
          "soft_answer(queries, keys, values, log_sharpness.exp().item())", "test_fit_recovers_sharpness",
-         "Torch lost track"),
+         "Torch lost track", named="graph-cut"),
     edit("fit returns the logarithm", "learning", "return log_sharpness.exp().item(), losses",
-         "return log_sharpness.item(), losses", "test_fit_recovers_sharpness", "logarithm of 1.5"),
+         "return log_sharpness.item(), losses", "test_fit_recovers_sharpness", "logarithm of 1.5",
+         named="log-returned"),
     rewrite("sharpness learned directly, free to go negative", "learning", """
 def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
     answers = torch.as_tensor(answers, dtype=torch.float64)
@@ -571,11 +574,13 @@ def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4)
             sharpness -= lr * sharpness.grad
         sharpness.grad.zero_()
     return sharpness.item(), losses
-""", "test_fit_keeps_sharpness_positive", "rewards the *farthest* keys"),
+""", "test_fit_keeps_sharpness_positive", "rewards the *farthest* keys", named="sharpness-negative"),
     edit("mean absolute error", "learning", "log_sharpness.exp()) - answers) ** 2).mean()",
-         "log_sharpness.exp()) - answers).abs()).mean()", "test_fit_noisy_answers", "least mean squared error"),
+         "log_sharpness.exp()) - answers).abs()).mean()", "test_fit_noisy_answers", "least mean squared error",
+         named="not-least-squares"),
     edit("learning rate ignored", "learning", "log_sharpness -= lr * log_sharpness.grad",
-         "log_sharpness -= 5e-4 * log_sharpness.grad", "test_fit_matches_reference", "out of control"),
+         "log_sharpness -= 5e-4 * log_sharpness.grad", "test_fit_matches_reference", "out of control",
+         named="loss-blew-up"),
     edit("the guess written into the caller's keys", "learning",
          "        keys_now = torch.cat([keys[:which], key[None], keys[which + 1:]])\n",
          "        with torch.no_grad():\n            keys[which] = key  # torch.as_tensor shares the numpy memory\n"
@@ -586,7 +591,7 @@ def answer_slope(query, keys, values, sharpness):
     step = 1e-3
     here = soft_answer(float(query), keys, values, sharpness).item()
     return here, (soft_answer(float(query) + step, keys, values, sharpness).item() - here) / step
-""", "test_answer_slope_lesson", "a forward difference with a step of 0.001"),
+""", "test_answer_slope_lesson", "a forward difference with a step of 0.001", named="finite-difference"),
     # A hang is told it is one only after it has computed for its whole limit twice, the second time on a fresh
     # worker: right code on a busy machine is not (tests/engine/test_clock.py).
     rewrite("a descent that never stops", "learning", """
@@ -609,7 +614,7 @@ def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4)
         loss.backward()
         optimizer.step()
     return log_sharpness.exp().item(), losses
-""", "test_fit_recovers_sharpness", "Adam"),
+""", "test_fit_recovers_sharpness", "Adam", named="adam-steps"),
     rewrite("gradient descent with momentum", "learning", """
 def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
     answers = torch.as_tensor(answers, dtype=torch.float64)
@@ -623,25 +628,26 @@ def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4)
         loss.backward()
         optimizer.step()
     return log_sharpness.exp().item(), losses
-""", "test_fit_follows_gradient_descent", "momentum"),
+""", "test_fit_follows_gradient_descent", "momentum", named="momentum-steps"),
     edit("one step fewer", "learning",
          "    for _ in range(steps):\n        loss = ((soft_answer(queries, keys, values, log_sharpness.exp())",
          "    for _ in range(steps - 1):\n        loss = ((soft_answer(queries, keys, values, log_sharpness.exp())",
-         "test_fit_follows_gradient_descent", "exactly one per step"),
+         "test_fit_follows_gradient_descent", "exactly one per step", named="not-one-loss-per-step"),
     edit("half the steps", "learning",
          "    for _ in range(steps):\n        loss = ((soft_answer(queries, keys, values, log_sharpness.exp())",
          "    for _ in range(steps // 2):\n        loss = ((soft_answer(queries, keys, values, log_sharpness.exp())",
-         "test_fit_recovers_sharpness", "losses for its 200 steps"),
+         "test_fit_recovers_sharpness", "losses for its 200 steps", named="not-one-loss-per-step"),
     rewrite("the lesson's constant loss written in", "learning", """
 def fit_nearest_key(queries, answers, keys, values, which, start, steps=50, lr=1e-3):
     return float(start), [2588.89] * steps  # the docstring says the loss never changes
-""", "test_nearest_fit_makes_no_progress", "with the guessed key in place of"),
+""", "test_nearest_fit_makes_no_progress", "with the guessed key in place of", named="nearest-loss-not-mse"),
     edit("nearest fit lets backward fail", "learning",
          "torch.autograd.grad(loss, key)[0] if loss.requires_grad else torch.zeros(())",
-         "torch.autograd.grad(loss, key)[0]", "test_nearest_fit_makes_no_progress", "argmin cut every path"),
+         "torch.autograd.grad(loss, key)[0]", "test_nearest_fit_makes_no_progress", "argmin cut every path",
+         named="no-gradient-not-zero"),
     edit("nearest fit through the soft lookup", "learning", "((nearest_answer(queries, keys_now, values) - answers)",
          "((soft_answer(queries, keys_now, values, 1.5) - answers)", "test_nearest_fit_makes_no_progress",
-         "moved"),
+         "moved", named="nearest-fit-moved"),
     rewrite("nearest lookup assumes sorted keys", "learning", """
 def nearest_answer(query, keys, values):
     query, keys, values = (torch.as_tensor(x, dtype=torch.float64) for x in (query, keys, values))
@@ -652,7 +658,53 @@ def nearest_answer(query, keys, values):
     edit("soft answer as a kernel divided by its sum", "learning",
          "    return torch.softmax(scores, dim=-1) @ values\n",
          "    kernel = torch.exp(scores)\n    return (kernel @ values) / kernel.sum(dim=-1)\n",
-         "test_very_sharp_answers", "underflow"),
+         "test_very_sharp_answers", "underflow", named="exp-over-sum-underflows"),
+    # New wrong implementations, one for each mistake learning's checks name that none above is told.
+    rewrite("nearest lookup by midpoints, ties to the later key", "learning", """
+def nearest_answer(query, keys, values):
+    query, keys, values = (torch.as_tensor(x, dtype=torch.float64) for x in (query, keys, values))
+    return values[torch.bucketize(query, (keys[1:] + keys[:-1]) / 2, right=True)]
+""", "test_nearest_answer", "the first in `keys` wins", named="tie-not-to-first"),
+    edit("slope negated, as gradient descent steps", "learning", "return answer.item(), query.grad.item()",
+         "return answer.item(), -query.grad.item()", "test_answer_slope_lesson", "The sign is flipped",
+         named="slope-sign-flipped"),
+    rewrite("nearest slope through a very sharp soft lookup", "learning", """
+def nearest_slope(query, keys, values):
+    query = torch.tensor(float(query), dtype=torch.float64, requires_grad=True)
+    answer = soft_answer(query, keys, values, 100.0)  # sharp enough to give the nearest answers
+    answer.backward()
+    return answer.item(), query.grad.item()
+""", "test_nearest_slope_is_zero", "not by a soft lookup", named="nearest-slope-of-soft-lookup"),
+    edit("gradient zeroed before the step", "learning", "        loss.backward()\n        with torch.no_grad():\n",
+         "        loss.backward()\n        log_sharpness.grad.zero_()\n        with torch.no_grad():\n",
+         "test_fit_recovers_sharpness", "It never moved from the start", named="never-moved"),
+    edit("loss summed, seen on the lesson's fit", "learning", "log_sharpness.exp()) - answers) ** 2).mean()",
+         "log_sharpness.exp()) - answers) ** 2).sum()", "test_fit_recovers_sharpness", "A step too large",
+         named="step-too-large"),
+    edit("loss divided by the number of keys", "learning", "log_sharpness.exp()) - answers) ** 2).mean()",
+         "log_sharpness.exp()) - answers) ** 2).sum() / len(keys)", "test_fit_losses_are_mean_squared_error",
+         "the mean of the squared differences", named="losses-not-mse"),
+    edit("loss recorded as its square root", "learning", "losses.append(loss.item())",
+         "losses.append(math.sqrt(loss.item()))", "test_fit_losses_are_mean_squared_error", "square root",
+         named="root-of-mse"),
+    edit("learning rate ignored, seen on a short fit", "learning", "log_sharpness -= lr * log_sharpness.grad",
+         "log_sharpness -= 5e-4 * log_sharpness.grad", "test_fit_follows_gradient_descent",
+         "was not lr times the gradient", named="not-plain-descent"),
+    rewrite("sharpness returned from before the last step", "learning", """
+def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
+    answers = torch.as_tensor(answers, dtype=torch.float64)
+    log_sharpness = torch.tensor(math.log(start), dtype=torch.float64, requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        sharpness = log_sharpness.exp()
+        loss = ((soft_answer(queries, keys, values, sharpness) - answers) ** 2).mean()
+        losses.append(loss.item())
+        loss.backward()
+        with torch.no_grad():
+            log_sharpness -= lr * log_sharpness.grad
+        log_sharpness.grad.zero_()
+    return sharpness.item(), losses  # the sharpness of the last loss, before its step
+""", "test_fit_follows_gradient_descent", "After the last loss comes one more step", named="last-step-missing"),
     # -- gpt2_values -----------------------------------------------------------------------
     edit("head size hard-coded to 64", "gpt2_values", "size = width // model.config.n_head", "size = 64",
          "test_head_vectors", "read both from model.config", named="head-size-written-in"),

@@ -61,7 +61,8 @@ def test_fit_matches_reference(submission, reference, seed):
     what = f"fit_sharpness on random records, answered at sharpness {truth:.4f}, lr=5e-10"
     expected_sharpness, expected_losses = reference.learning.fit_sharpness(*args)
     sharpness, losses = descent(submission.learning.fit_sharpness(*args), what)
-    judge.expect(len(losses) == 300, f"{what} returned {len(losses)} losses for 300 steps.")
+    judge.expect(len(losses) == 300, f"{what} returned {len(losses)} losses for 300 steps.",
+                 mistake="not-one-loss-per-step")
     judge.close(losses[:20], expected_losses[:20], f"the first 20 losses of {what}", rtol=10 * LOSS_RTOL, atol=0)
     judge.close(sharpness, truth, what, atol=0.005, rtol=0)
     judge.close(sharpness, expected_sharpness, what, atol=0.005, rtol=0)

@@ -29,14 +29,14 @@ NO_PATH = ("That is the lesson itself: argmin cut every path from the key to the
            "gradient to take. Take it to be 0 in that case (check loss.requires_grad) and step anyway.")
 
 
-def learner(submission, function, *args, graph_hint=GRAPH_CUT):
-    """Call learning.<function>; an autograd error becomes a verdict that says what it means."""
+def learner(submission, function, *args, graph_hint=GRAPH_CUT, graph_mistake="graph-cut"):
+    """Call learning.<function>; an autograd error becomes a verdict that says what it means (``graph_mistake``)."""
     try:
         return getattr(submission.learning, function)(*args)
     except SubmissionError as error:
         autograd = ("does not require grad", "NoneType")
         if error.kind == "exception" and any(sign in error.message for sign in autograd):
-            judge.fail(f"{error} {graph_hint}")
+            judge.fail(f"{error} {graph_hint}", graph_mistake)
         raise
 
 
@@ -50,7 +50,7 @@ def descent(result, what, names="(sharpness, losses)"):
     if blown.size:
         judge.fail(f"the loss of {what} became {losses[blown[0]]} at step {blown[0]}: the steps went out of "
                    "control. Step by lr times the gradient, with lr as given, against the gradient, on the mean "
-                   "(not the sum) of the squared errors.")
+                   "(not the sum) of the squared errors.", "loss-blew-up")
     return judge.number(parameter, f"the result of {what}"), losses
 
 
@@ -60,21 +60,55 @@ def fit(submission, queries, answers, *options):
                    "fit_sharpness(...)")
 
 
+# The rules of learning_numpy.RULES as the mistakes they are: the name of the descent a fit's losses follow.
+RULE_MISTAKES = {"adam": "adam-steps", "momentum": "momentum-steps", "accumulated": "gradient-not-zeroed",
+                 "uphill": "stepped-uphill"}
+
+
+def named_rule(sharpness, losses, answers, *fit) -> tuple[str | None, str]:
+    """rule_hint's verdict (None where no other rule explains the fit), and the name of the rule it found."""
+    hint = rule_hint(sharpness, losses, answers, *fit)
+    return hint, next((RULE_MISTAKES.get(rule, "") for rule, words in judge_descent.RULES.items()
+                       if hint and words in hint), "")
+
+
+def named_recovery(sharpness, losses, answers, truth, start) -> tuple[str, str]:
+    """recovery_hint's verdict, and the name of its cause: the same causes, tried in the same order."""
+    hint = recovery_hint(sharpness, losses, answers, truth, start)
+    rule, mistake = named_rule(sharpness, losses, answers, start)
+    if rule:
+        return hint, mistake
+    if np.isclose(sharpness, np.log(truth), atol=0.005):
+        return hint, "log-returned"
+    if np.isclose(sharpness, start):
+        return hint, "never-moved"
+    return hint, "step-too-large" if sharpness > 10 else ""
+
+
+def named_slope(slope, query, sharpness, otherwise: str, mistake: str = "", keys=BEDROOMS, values=PRICES) -> dict:
+    """slope_hint's hint and its mistake's name, as judge.close takes them: a finite difference's, else
+    ``mistake`` (``otherwise``'s)."""
+    hint = slope_hint(slope, query, sharpness, otherwise, keys, values)
+    return dict(hint=hint, mistake=mistake if hint == otherwise else "finite-difference")
+
+
 @pytest.mark.points(2)
 def test_soft_answer(submission):
     """soft_answer is exercise 2's soft lookup in torch: query 3, sharpness 1.5 gives 275.11; nine queries, nine answers."""
     answer = judge.number(learner(submission, "soft_answer", 3.0, BEDROOMS, PRICES, 1.5),
                           "soft_answer(3, ..., sharpness=1.5)")
     expected, weights = soft_answers(3.0, 1.5)
-    hint = "Score each key with -sharpness * (query - key)**2, softmax over the keys, then sum weights * values."
+    hint, mistake = ("Score each key with -sharpness * (query - key)**2, softmax over the keys, then sum weights * "
+                     "values."), ""
     if np.isclose(answer, weights @ BEDROOMS):
         hint = "That is the weighted average of the *keys*; average the values (prices) instead."
-    judge.close(answer, expected, "soft_answer(3, ..., sharpness=1.5)", atol=1e-6, hint=hint)
+        mistake = "keys-averaged"
+    judge.close(answer, expected, "soft_answer(3, ..., sharpness=1.5)", atol=1e-6, hint=hint, mistake=mistake)
     answers = judge.array(learner(submission, "soft_answer", NINE_QUERIES, BEDROOMS, PRICES, 1.5),
                           "soft_answer(nine queries, ...)", shape=(9,))
     judge.close(answers, soft_answers(NINE_QUERIES, 1.5)[0], "soft_answer(nine queries, ...)",
                 hint="Answer i belongs to query i alone: give the queries a new axis (query[..., None] - keys) "
-                     "and softmax over the keys (dim=-1).")
+                     "and softmax over the keys (dim=-1).", mistake="queries-mixed")
 
 
 @pytest.mark.points(1)
@@ -84,24 +118,26 @@ def test_nearest_answer(submission):
     expected = [150.0, 210.0, 210.0, 340.0, 340.0, 420.0]
     for query, price in zip(queries, expected):
         what = f"nearest_answer({query:g}, ...)"
-        hint = "Take torch.argmin of |query - keys| and index the values with it."
+        hint, mistake = "Take torch.argmin of |query - keys| and index the values with it.", ""
         if query in (3.0, 4.5):
             hint = "Equally close keys: the first in `keys` wins (torch.argmin returns the first)."
+            mistake = "tie-not-to-first"
         judge.close(judge.number(learner(submission, "nearest_answer", query, BEDROOMS, PRICES), what), price, what,
-                    hint=hint)
+                    hint=hint, mistake=mistake)
     answers = judge.array(learner(submission, "nearest_answer", queries, BEDROOMS, PRICES),
                           "nearest_answer(six queries, ...)", shape=(6,))
     judge.close(answers, expected, "nearest_answer(six queries, ...)",
-                hint="Answer i belongs to query i: take argmin over the keys (dim=-1).")
+                hint="Answer i belongs to query i: take argmin over the keys (dim=-1).", mistake="queries-mixed")
 
 
-def slope_pair(result, what, cause=""):
-    """An ``(answer, slope)`` pair of floats; None as the slope gets the lesson's hint, NaN the ``cause``."""
+def slope_pair(result, what, cause="", mistake=""):
+    """An ``(answer, slope)`` pair of floats; None as the slope gets the lesson's hint, NaN the ``cause`` (named
+    ``mistake``)."""
     answer, slope = judge.pair(result, what, "(answer, slope)")
     if slope is None:
-        judge.fail(f"{what} returned None as the slope. No gradient means a slope of 0: return 0.0.")
-    return (judge.number(answer, f"the answer of {what}", cause),
-            judge.number(slope, f"the slope of {what}", cause))
+        judge.fail(f"{what} returned None as the slope. No gradient means a slope of 0: return 0.0.", "slope-none")
+    return (judge.number(answer, f"the answer of {what}", cause, mistake),
+            judge.number(slope, f"the slope of {what}", cause, mistake))
 
 
 @pytest.mark.points(3)
@@ -113,14 +149,16 @@ def test_answer_slope_lesson(submission, query, sharpness):
     judge.close(answer, soft_answers(query, sharpness)[0], f"the answer of {what}",
                 hint="The answer is soft_answer's, at the query you differentiate by.")
     expected = soft_slope(query, sharpness)
-    hint = ("Make the query a tensor with requires_grad=True, compute soft_answer from it, call .backward() on the "
-            "answer and return query.grad.")
+    hint, mistake = ("Make the query a tensor with requires_grad=True, compute soft_answer from it, call .backward() "
+                     "on the answer and return query.grad."), ""
     if np.isclose(slope, sharpness_slope(query, sharpness), atol=1e-6):
         hint = "That is d(answer)/d(sharpness): the query is the tensor to differentiate by."
+        mistake = "slope-by-sharpness"
     elif np.isclose(slope, -expected, atol=1e-6):
         hint = "The sign is flipped: the answer rises as the query moves from 2 towards 4."
+        mistake = "slope-sign-flipped"
     judge.close(slope, expected, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-6,
-                hint=slope_hint(slope, query, sharpness, hint))
+                **named_slope(slope, query, sharpness, hint, mistake))
 
 
 @pytest.mark.points(2)
@@ -136,9 +174,9 @@ def test_answer_slope_matches_finite_differences(submission, seed):
         ahead, _ = soft_answers(query + step, sharpness, keys, values)
         behind, _ = soft_answers(query - step, sharpness, keys, values)
         judge.close(slope, (ahead - behind) / (2 * step), f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-5,
-                    hint=slope_hint(slope, query, sharpness, "The slope must include how the softmax's normalising "
-                                    "sum moves too: let autograd differentiate the whole soft_answer, nothing "
-                                    "detached.", keys, values))
+                    **named_slope(slope, query, sharpness, "The slope must include how the softmax's normalising "
+                                  "sum moves too: let autograd differentiate the whole soft_answer, nothing "
+                                  "detached.", "sum-detached", keys, values))
 
 
 @pytest.mark.points(2)
@@ -154,9 +192,10 @@ def test_nearest_slope_is_zero(submission):
         if query == 3.0:
             judge.fail(f"{what} gave a slope of {slope:.6g}. That is the size of the jump over a small step, a "
                        "finite difference, not what autograd gives: argmin has no slope, so there is no path back "
-                       "to the query and the slope is 0.")
+                       "to the query and the slope is 0.", "finite-difference")
         judge.fail(f"{what} gave a slope of {slope:.6g}, but the nearest answer stands still around {query:g}: "
-                   "the slope is 0. Is the answer computed by nearest_answer, not by a soft lookup?")
+                   "the slope is 0. Is the answer computed by nearest_answer, not by a soft lookup?",
+                   "nearest-slope-of-soft-lookup")
 
 
 FITS = {"lesson": (TRUE_SHARPNESS, 0.1), "from-above": (0.7, 3.0), "gentle": (0.3, 2.0)}
@@ -171,11 +210,14 @@ def test_fit_recovers_sharpness(submission, truth, start):
     what = f"fit_sharpness on answers made at sharpness {truth:g}, from {start:g}"
     sharpness, losses = fit(submission, NINE_QUERIES, answers, start)
     judge.expect(len(losses) == 200, f"{what} returned {len(losses)} losses for its 200 steps: append loss.item() "
-                 "once per step (an optimiser such as LBFGS calls its closure several times a step).")
+                 "once per step (an optimiser such as LBFGS calls its closure several times a step).",
+                 mistake="not-one-loss-per-step")
     if abs(sharpness - truth) > 0.005:
-        judge.fail(f"{what} returned {sharpness:.6g}. {recovery_hint(sharpness, losses, answers, truth, start)}")
+        hint, mistake = named_recovery(sharpness, losses, answers, truth, start)
+        judge.fail(f"{what} returned {sharpness:.6g}. {hint}", mistake)
     judge.expect(losses[-1] < 1e-6, f"the sharpness is {sharpness:.6g}, but the last loss is {losses[-1]:.3g}, not "
-                 "below 1e-6: the loss must be the mean squared error of the answers at the current sharpness.")
+                 "below 1e-6: the loss must be the mean squared error of the answers at the current sharpness.",
+                 mistake="losses-not-mse")
     _, expected = judge_descent.descend(NINE_QUERIES, answers, start, 2, 5e-4)
     judge.close(losses[:2], expected, f"the first two losses of {what}", rtol=LOSS_RTOL, atol=0,
                 hint="losses[0] is the mean squared error at `start`, before any step, and losses[1] the one after a "
@@ -189,32 +231,35 @@ def test_fit_losses_go_down(submission, truth, start):
     the start."""
     answers, _ = soft_answers(NINE_QUERIES, truth)
     sharpness, losses = fit(submission, NINE_QUERIES, answers, start)
-    judge.expect(len(losses) > 1, f"fit_sharpness returned {len(losses)} losses; one per step is expected.")
+    judge.expect(len(losses) > 1, f"fit_sharpness returned {len(losses)} losses; one per step is expected.",
+                 mistake="not-one-loss-per-step")
     judge.close(losses[0], float(mse(start, NINE_QUERIES, answers)), f"losses[0] of fit_sharpness(..., "
                 f"start={start:g})", rtol=LOSS_RTOL, hint="The losses are those of the fit itself: losses[0] is the "
-                "mean squared error at `start`, before any step.")
+                "mean squared error at `start`, before any step.", mistake="losses-not-mse")
     rises = np.flatnonzero(np.diff(losses) > 1e-6 * abs(losses[0]))
-    rule = rule_hint(sharpness, losses, answers, start, len(losses))
+    rule, rule_mistake = named_rule(sharpness, losses, answers, start, len(losses))
     _, expected = judge_descent.descend(NINE_QUERIES, answers, start, 50, 5e-4)
     if rises.size == 0 and len(losses) >= 50 and not np.allclose(losses[:50], expected, rtol=1e-3, atol=0):
         judge.fail(f"the losses fall, but not as gradient descent makes them: after 50 steps from {start:g} the loss "
                    f"is {expected[-1]:.6g}, yours {losses[49]:.6g}. " +
-                   (rule or "Each loss is the mean squared error at the sharpness of that step."))
+                   (rule or "Each loss is the mean squared error at the sharpness of that step."),
+                   rule_mistake if rule else "not-plain-descent")
     if rises.size == 0:
         judge.expect(losses[-1] < 1e-3 * losses[0], f"the loss went from {losses[0]:.6g} to {losses[-1]:.6g} in "
                      f"{len(losses)} steps: gradient descent from {start:g} brings it down by more than a thousand "
-                     "times. " + (rule or "Is each loss the mean squared error at the current sharpness?"))
+                     "times. " + (rule or "Is each loss the mean squared error at the current sharpness?"),
+                     mistake=rule_mistake if rule else "losses-not-mse")
         return
     step = int(rises[0]) + 1
     message = f"the loss rose from {losses[step - 1]:.6g} to {losses[step]:.6g} at step {step}"
     if rule:
-        judge.fail(f"{message}. {rule}")
+        judge.fail(f"{message}. {rule}", rule_mistake)
     if step == 1:
         judge.fail(f"{message}: the very first step went uphill. Move *against* the gradient: "
-                   "log_sharpness -= lr * log_sharpness.grad.")
+                   "log_sharpness -= lr * log_sharpness.grad.", "stepped-uphill")
     judge.fail(f"{message}, after falling at first: a step from there was not lr times the gradient of the mean "
                "squared error. The docstring's descent is plain (torch.optim.SGD without momentum does it too), with "
-               "the gradient set back to zero after every step.")
+               "the gradient set back to zero after every step.", "not-plain-descent")
 
 
 # Short runs, compared step by step with the judge's own descent: every step, and no step more or fewer.
@@ -229,20 +274,22 @@ def test_fit_follows_gradient_descent(submission, truth, start, steps, lr):
     what = f"fit_sharpness(..., start={start:g}, steps={steps}, lr={lr:g})"
     sharpness, losses = fit(submission, NINE_QUERIES, answers, start, steps, lr)
     judge.expect(len(losses) == steps, f"{what} returned {len(losses)} losses; there must be exactly one per step, "
-                 f"{steps} of them.")
+                 f"{steps} of them.", mistake="not-one-loss-per-step")
     expected_sharpness, expected = judge_descent.descend(NINE_QUERIES, answers, start, steps, lr)
     wrong = np.flatnonzero(~np.isclose(losses, expected, rtol=LOSS_RTOL, atol=0))
     if wrong.size:
         step = int(wrong[0])
-        hint = rule_hint(sharpness, losses, answers, start, steps, lr) or (
-            "The losses before it were right: the step from there was not lr times the gradient of the mean squared "
-            "error with respect to log_sharpness.")
+        hint, mistake = named_rule(sharpness, losses, answers, start, steps, lr)
+        if not hint:
+            hint, mistake = ("The losses before it were right: the step from there was not lr times the gradient of "
+                             "the mean squared error with respect to log_sharpness."), "not-plain-descent"
         if step == 0:
-            hint = "losses[0] is the mean squared error at `start`, before any step."
+            hint, mistake = "losses[0] is the mean squared error at `start`, before any step.", "losses-not-mse"
         judge.fail(f"losses[{step}] of {what} is {losses[step]:.8g}; plain gradient descent gives "
-                   f"{expected[step]:.8g}. {hint}")
+                   f"{expected[step]:.8g}. {hint}", mistake)
     judge.close(sharpness, expected_sharpness, f"the sharpness after {what}", rtol=LOSS_RTOL, atol=0,
-                hint=f"After the last loss comes one more step: {steps} losses, {steps} steps, then the sharpness.")
+                hint=f"After the last loss comes one more step: {steps} losses, {steps} steps, then the sharpness.",
+                mistake="last-step-missing")
 
 
 @pytest.mark.points(1)
@@ -252,16 +299,21 @@ def test_fit_losses_are_mean_squared_error(submission):
     start, steps = 0.4, 7
     _, losses = fit(submission, NINE_QUERIES, answers, start, steps)
     judge.expect(len(losses) == steps, f"fit_sharpness(..., steps={steps}) returned {len(losses)} losses; "
-                 "there must be one per step.")
+                 "there must be one per step.", mistake="not-one-loss-per-step")
     expected = float(mse(start, NINE_QUERIES, answers))
-    hint = "losses[0] is the mean of the squared differences between the answers at `start` and the observed ones."
+    hint, mistake = ("losses[0] is the mean of the squared differences between the answers at `start` and the "
+                     "observed ones."), "losses-not-mse"
     if np.isclose(losses[0], len(answers) * expected):
         hint = f"That is {len(answers)} times too much: the sum of the squared errors; take their mean."
+        mistake = "sum-not-mean"
     elif np.isclose(losses[0], np.sqrt(expected)):
-        hint = "That is the square root of the mean squared error; the loss is the mean squared error itself."
+        hint, mistake = ("That is the square root of the mean squared error; the loss is the mean squared error "
+                         "itself."), "root-of-mse"
     elif losses[0] < expected:
-        hint = "Record the loss of the current sharpness before you step, so losses[0] belongs to `start`."
-    judge.close(losses[0], expected, f"losses[0] of fit_sharpness(..., start={start:g})", rtol=LOSS_RTOL, hint=hint)
+        hint, mistake = ("Record the loss of the current sharpness before you step, so losses[0] belongs to "
+                         "`start`."), "loss-after-step"
+    judge.close(losses[0], expected, f"losses[0] of fit_sharpness(..., start={start:g})", rtol=LOSS_RTOL, hint=hint,
+                mistake=mistake)
 
 
 @pytest.mark.points(2)
@@ -271,10 +323,12 @@ def test_fit_keeps_sharpness_positive(submission):
     sharpness, losses = fit(submission, NINE_QUERIES, answers)
     if sharpness <= 0:
         judge.fail(f"fit_sharpness returned a sharpness of {sharpness:.4g}. A negative sharpness rewards the "
-                   "*farthest* keys. Learn its logarithm and use log_sharpness.exp(), which is always positive.")
+                   "*farthest* keys. Learn its logarithm and use log_sharpness.exp(), which is always positive.",
+                   "sharpness-negative")
+    rule, mistake = named_rule(sharpness, losses, answers)
     judge.close(sharpness, 0.05, "fit_sharpness on answers made at sharpness 0.05", atol=0.005, rtol=0,
-                hint=rule_hint(sharpness, losses, answers) or
-                "Learn log(sharpness), starting at log(start), and step it against its gradient.")
+                hint=rule or "Learn log(sharpness), starting at log(start), and step it against its gradient.",
+                mistake=mistake)
 
 
 NOISE = 2.0  # £k: a price quoted to the nearest couple of thousand pounds
@@ -288,10 +342,11 @@ def test_fit_noisy_answers(submission):
     grid = np.arange(0.5, 4.0, 1e-4)
     best = grid[np.argmin(mse(grid, NINE_QUERIES, answers))]
     sharpness, losses = fit(submission, NINE_QUERIES, answers)
+    rule, mistake = named_rule(sharpness, losses, answers)
     judge.close(sharpness, best, "fit_sharpness on noisy answers", atol=0.005, rtol=0,
-                hint=rule_hint(sharpness, losses, answers) or
-                f"The sharpness with the least mean squared error is {best:.4f} for these answers (noise of "
-                f"{NOISE:g} £k moves it off 1.5); gradient descent on the mean squared error goes there.")
+                hint=rule or f"The sharpness with the least mean squared error is {best:.4f} for these answers (noise "
+                f"of {NOISE:g} £k moves it off 1.5); gradient descent on the mean squared error goes there.",
+                mistake=mistake if rule else "not-least-squares")
 
 
 NEAREST_FITS = {"lesson": (2, 3.2, 20), "first-key": (0, 2.6, 7), "last-key": (3, 3.4, 5)}  # (which, start, steps)
@@ -304,19 +359,20 @@ def test_nearest_fit_makes_no_progress(submission, which, start, steps):
     answers = nearest_answers(NINE_QUERIES)
     what = f"fit_nearest_key(..., which={which}, start={start:g}, steps={steps})"
     result = learner(submission, "fit_nearest_key", NINE_QUERIES, answers, BEDROOMS, PRICES, which, start, steps,
-                     graph_hint=NO_PATH)
+                     graph_hint=NO_PATH, graph_mistake="no-gradient-not-zero")
     key, losses = descent(result, what, "(key, losses)")
-    judge.expect(len(losses) == steps, f"{what} returned {len(losses)} losses; there must be one per step.")
+    judge.expect(len(losses) == steps, f"{what} returned {len(losses)} losses; there must be one per step.",
+                 mistake="not-one-loss-per-step")
     if abs(key - start) > 1e-6 or np.any(np.abs(losses - losses[0]) > 1e-9 * losses[0]):
         judge.fail(f"{what} moved: the key went from {start:g} to {key:.6g} and the loss from {losses[0]:.6g} to "
                    f"{losses[-1]:.6g}. Through the nearest lookup autograd has no gradient to give, so nothing may "
-                   "move. Is the answer computed with nearest_answer?")
+                   "move. Is the answer computed with nearest_answer?", "nearest-fit-moved")
     keys = BEDROOMS.copy()
     keys[which] = start
     expected = float(np.mean((nearest_answers(NINE_QUERIES, keys) - answers) ** 2))
     judge.close(losses[0], expected, f"losses[0] of {what}", rtol=1e-7,  # float32 gets it right to 6e-8
                 hint=f"The loss is the mean squared error of nearest_answer with the guessed key in place of "
-                     f"keys[{which}].")
+                     f"keys[{which}].", mistake="nearest-loss-not-mse")
 
 
 def rises_with_the_query(answers) -> bool:
@@ -352,7 +408,8 @@ def test_arguments_unchanged(submission, kind):
                          "smallest and the largest price.")
         elif name in ("fit_sharpness", "fit_nearest_key"):
             _, losses = descent(value, what, "(result, losses)")
-            judge.expect(len(losses) == 5, f"{what} returned {len(losses)} losses for 5 steps.")
+            judge.expect(len(losses) == 5, f"{what} returned {len(losses)} losses for 5 steps.",
+                         mistake="not-one-loss-per-step")
 # Expected values in closed form, where exp() of the scores underflows. Query 20 leaves key 5 alone: answer 420,
 # slope 0 (to 1e-100). Query 3 at sharpness s is shared by keys 2 and 4: key 4 gets sigmoid(4s(query - 3)) of the
 # weight, whose slope at 3 is s, so the answer is 275 and its slope (340 - 210) * s = 130,000 £k per bedroom.
@@ -379,10 +436,13 @@ def very_sharp_answer(submission, query, sharpness, answer, slope, keys, values)
              "keys, which subtracts the largest score first.")
     records = "..." if keys is BEDROOMS else f"keys {keys.tolist()}, prices {values.tolist()}"
     what = f"soft_answer({query:g}, {records}, sharpness={sharpness:g})"
-    received = judge.number(learner(submission, "soft_answer", query, keys, values, sharpness), what, cause)
+    received = judge.number(learner(submission, "soft_answer", query, keys, values, sharpness), what, cause,
+                            "exp-over-sum-underflows")
     judge.close(received, answer, what, atol=1e-3, rtol=0)
     what = f"answer_slope({query:g}, {records}, sharpness={sharpness:g})"
-    _, received = slope_pair(learner(submission, "answer_slope", query, keys, values, sharpness), what, cause)
+    _, received = slope_pair(learner(submission, "answer_slope", query, keys, values, sharpness), what, cause,
+                             "exp-over-sum-underflows")
     judge.close(received, slope, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-5,
-                hint=slope_hint(received, query, sharpness, "Far from the keys, or very sharp, the answer still "
-                                "has a slope: let autograd differentiate soft_answer's softmax itself.", keys, values))
+                **named_slope(received, query, sharpness, "Far from the keys, or very sharp, the answer still "
+                              "has a slope: let autograd differentiate soft_answer's softmax itself.", "", keys,
+                              values))
