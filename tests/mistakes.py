@@ -173,8 +173,12 @@ def soft_lookup(query, keys, values, sharpness=1.0):
          named="tie-not-first"),
     edit("soft score sign flipped", "lookup", "scores = -sharpness", "scores = sharpness",
          "test_squared_distance_scores", "sign of the score is flipped", named="score-sign-flipped"),
+    # Every check that asks for weights names the flipped sign, not what follows from it.
     edit("soft score sign flipped, seen on the weights' sums", "lookup", "scores = -sharpness", "scores = sharpness",
-         "test_soft_weights_sum_to_one", "do not favour the keys closest", named="nearer-not-heavier"),
+         "test_soft_weights_sum_to_one", "sign of the score is flipped", named="score-sign-flipped"),
+    edit("query plus key inside the square", "lookup", "(queries[..., None] - keys) ** 2",
+         "(queries[..., None] + keys) ** 2", "test_soft_weights_sum_to_one", "do not favour the keys closest",
+         named="nearer-not-heavier"),
     edit("absolute distance instead of squared", "lookup", "(queries[..., None] - keys) ** 2",
          "np.abs(queries[..., None] - keys)", "test_squared_distance_scores", "not squared",
          named="distance-not-squared"),

@@ -14,13 +14,61 @@ LESSON_WEIGHTS = [0.0054935, 0.4945065, 0.4945065, 0.0054935]
 LESSON_ANSWER = 275.1099
 
 
+def softmax(scores):
+    exps = np.exp(scores - np.max(scores))
+    return exps / exps.sum()
+
+
+# Scores a learner writes instead of -sharpness * (query - key)^2, by what is wrong with them, and its name.
+LOOK_ALIKES = {
+    ("the sign of the score is flipped: closer keys must get MORE weight (score = -sharpness * d^2)",
+     "score-sign-flipped"): lambda d, sharpness: sharpness * d**2,
+    ("the distance is not squared (|query - key| instead of (query - key)^2)",
+     "distance-not-squared"): lambda d, sharpness: -sharpness * np.abs(d),
+    ("`sharpness` is ignored: the scores must be multiplied by it", "sharpness-ignored"): lambda d, sharpness: -d**2,
+}
+# Where every look-alike's weights differ from the others' and from the right ones, by far more than float32's
+# rounding: at a check's own inputs two of them may agree (one-hot when sharp, or at sharpness 0 or 1).
+PROBE_QUERY, PROBE_SHARPNESS = 2.6, 0.7
+
+
+def right_weights(query, sharpness, keys=BEDROOMS):
+    return softmax(-sharpness * (np.asarray(keys, dtype=float) - query) ** 2)
+
+
+def fail_if_look_alike(submission, weights, query, sharpness, keys=BEDROOMS):
+    """Wrong weights made by a well-known wrong score fail with its name, whichever check asked: the checks'
+    own verdicts would each blame a consequence of it (the nearer keys lighter, the answer jumping).
+
+    Which wrong score it is, is asked of a second call, at :data:`PROBE_QUERY` and :data:`PROBE_SHARPNESS`.
+    """
+    if np.allclose(weights, right_weights(query, sharpness, keys), atol=1e-4):
+        return
+    try:
+        _, probed = judge.pair(submission.lookup.soft_lookup(PROBE_QUERY, BEDROOMS, PRICES, PROBE_SHARPNESS),
+                               "soft_lookup")
+        probed = np.asarray(probed, dtype=float)
+    except (SubmissionError, judge.CheckFailure, TypeError, ValueError):
+        return  # the check's own verdict says what is wrong
+    if probed.shape != (len(BEDROOMS),) or np.allclose(probed, right_weights(PROBE_QUERY, PROBE_SHARPNESS), atol=1e-4):
+        return
+    distances = np.asarray(BEDROOMS, dtype=float) - PROBE_QUERY
+    for (cause, mistake), scores in LOOK_ALIKES.items():
+        if np.allclose(probed, softmax(scores(distances, PROBE_SHARPNESS)), atol=1e-4):
+            judge.fail(f"For query {query:g} and sharpness {sharpness:g} your weights are {judge.percent(weights)}, "
+                       f"and for query {PROBE_QUERY:g} and sharpness {PROBE_SHARPNESS:g} they are "
+                       f"{judge.percent(probed)}: {cause}.", mistake)
+
+
 def soft(submission, query, sharpness, keys=BEDROOMS, values=PRICES):
-    """The learner's (answer, weights) for one query, checked for type and shape."""
+    """The learner's (answer, weights) for one query, checked for type and shape, and for a well-known wrong score."""
     what = f"soft_lookup({query:g}, ..., sharpness={sharpness:g})"
     answer, weights = judge.pair(submission.lookup.soft_lookup(query, keys, values, sharpness), what,
                                  "(answer, weights)")
-    return judge.number(answer, f"the answer of {what}"), judge.array(weights, f"the weights of {what}",
-                                                                       shape=(len(keys),))
+    answer = judge.number(answer, f"the answer of {what}")
+    weights = judge.array(weights, f"the weights of {what}", shape=(len(keys),))
+    fail_if_look_alike(submission, weights, query, sharpness, keys)
+    return answer, weights
 
 
 def expect_found(submission, query, price, keys=BEDROOMS, values=PRICES, hint="", mistake=""):
@@ -193,18 +241,7 @@ def test_squared_distance_scores(submission):
     distances = np.array(BEDROOMS) - query
     log_ratios = np.log(weights) - np.log(weights[1])  # relative to key 2, the closest
     expected = -sharpness * (distances**2 - distances[1] ** 2)
-    if not np.allclose(log_ratios, expected, atol=1e-6):
-        hints = {  # the likely cause, in words: the log-ratios it gives, and its name
-            "the sign of the score is flipped: closer keys must get MORE weight (score = -sharpness * d^2)":
-                (-expected, "score-sign-flipped"),
-            "the distance is not squared (|query - key| instead of (query - key)^2)":
-                (-sharpness * (np.abs(distances) - abs(distances[1])), "distance-not-squared"),
-            "`sharpness` is ignored: the scores must be multiplied by it": (expected / sharpness, "sharpness-ignored"),
-        }
-        for cause, (pattern, mistake) in hints.items():
-            if np.allclose(log_ratios, pattern, atol=1e-6):
-                judge.fail(f"For query {query:g} and sharpness {sharpness:g} your weights are "
-                           f"{judge.percent(weights)}: {cause}.", mistake)
+    if not np.allclose(log_ratios, expected, atol=1e-6):  # soft() has told the scores it knows: not those
         judge.fail(f"For query {query:g} and sharpness {sharpness:g} your weights {judge.percent(weights)} "
                    "do not follow score = -sharpness * (query - key)^2.", "score-formula-wrong")
     answer, weights = judge.pair(submission.lookup.soft_lookup(query, BEDROOMS, PRICES), "soft_lookup(2.6, keys, "
@@ -321,6 +358,7 @@ def test_very_sharp_and_far_queries(submission, lookups):
         if not np.all(np.isfinite(weights)):
             cause, mistake = underflow_cause(submission, scores)
             judge.finite(weights, f"the weights of {what}", cause=cause, mistake=mistake)
+        fail_if_look_alike(submission, weights, query, sharpness, keys)
         expected = judge.all_on_the_best(scores)  # the runner-up trails by hundreds: exp() of that is below 1e-100
         judge.close(weights, expected, f"the weights of {what}", atol=1e-6,
                     hint="Only the nearest key (or the two equally near) should get weight.",
@@ -352,6 +390,7 @@ def test_arguments_unchanged(submission, keys, values, exact, nearest, soft_quer
         if name == "soft_lookup":
             weights = judge.array(judge.pair(value, what, "(answers, weights)")[1], f"the weights of {what}")
             for row, query in zip(weights.reshape(-1, len(keys)), np.ravel(soft_query)):
+                fail_if_look_alike(submission, row, float(query), 1.5, keys)  # its name, not a consequence's
                 expect_closer_keys_weigh_more(row, float(query), keys, sharpness=1.5)
         else:
             judge.expect(judge.number(value, what) in list(np.asarray(values, dtype=float)),
