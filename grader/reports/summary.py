@@ -269,20 +269,28 @@ def _mistakes_png(found: list[Mistake]) -> str:
     return _png(mistakes_figure(found))
 
 
+CHART_ROWS = 10  # the chart shows the mistakes most made; the table below it lists them all
+
+
 def mistakes_figure(found: list[Mistake]):
-    """The mistakes most made, a bar each: its label cut between words, students in whole numbers."""
+    """The mistakes most made, a bar each, labelled with how many made it of how many attempted the exercise:
+    the label cut between words, students in whole numbers."""
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
-    shown = found[:25]
-    labels = [chart_label(m) for m in shown][::-1]
-    figure = Figure(figsize=(9, 0.45 * sum(label.count("\n") + 1 for label in labels) + 1))
+    shown = found[:CHART_ROWS][::-1]
+    labels = [chart_label(m) for m in shown]
+    figure = Figure(figsize=(9, 0.45 * sum(label.count("\n") + 1 for label in labels) + 1.2))
     axes = figure.add_subplot()
-    axes.barh(range(len(shown)), [len(m.students) for m in shown][::-1], color="#cc6677")
+    bars = axes.barh(range(len(shown)), [len(m.students) for m in shown], color="#cc6677")
+    axes.bar_label(bars, [f" {len(m.students)} of {m.attempted}" for m in shown], fontsize=8)
     axes.set_yticks(range(len(shown)), labels)
     axes.set_xlabel("students who made the mistake")
+    axes.set_title(f"The {len(shown)} mistakes most made" + (f", of {len(found)}" if len(found) > len(shown) else ""),
+                   fontsize=10)
     axes.tick_params(axis="y", labelsize=7)
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_xlim(0, max(len(m.students) for m in shown) * 1.15)  # room for the counts
     return figure
 
 
