@@ -72,3 +72,13 @@ def test_every_relative_link_leads_to_a_file_and_heading_that_exist(name):
         elif anchor and path.suffix == ".md" and anchor not in anchors(path):
             dead.append(f"{target}: no heading with anchor #{anchor} in {path.name}")
     assert not dead, f"{name}: " + "; ".join(dead)
+
+
+def test_the_catalogue_figures_contributing_quotes_are_the_catalogues():
+    """CONTRIBUTING.md counts the wrong implementations, those named, and the names: from the catalogue itself."""
+    from mistakes import MISTAKES
+
+    text = " ".join((registry.KIT_ROOT / "CONTRIBUTING.md").read_text().split())
+    names = {name for exercise in registry.EXERCISES for name in exercise.mistakes}
+    assert f"catalogues {len(MISTAKES)} wrong implementations" in text
+    assert f"({sum(bool(m.named) for m in MISTAKES)} of them are named, with {len(names)} names in all)" in text

@@ -201,6 +201,36 @@ def mistake_of_no_exercise(kit):
 
 
 @kind
+def mistake_name_not_listed(kit):
+    edit(kit / "grader" / "checks" / "public" / "test_softmax.py", 'mistake="not-shift-invariant"',
+         'mistake="shift-changes-weights"')
+    return ("grader/checks: a verdict of test_softmax.py names the mistake 'shift-changes-weights', which softmax "
+            "does not list: add it to its mistakes in grader/checks/exercises.toml")
+
+
+@kind
+def listed_mistake_named_by_no_check(kit):
+    edit(kit / TOML, 'not-shift-invariant = "', 'never-named = "the weights of scores never seen"\nnot-shift-invariant = "')
+    return ("grader/checks/exercises.toml: softmax's mistake 'never-named' is named by no check: name it in a "
+            "verdict (mistake='never-named') or remove it")
+
+
+@kind
+def mistake_name_told_to_no_wrong_implementation(kit):
+    append(kit / "tests" / "mistakes.py", 'MISTAKES = [m for m in MISTAKES if m.named != "not-shift-invariant"]\n')
+    return ("tests/mistakes.py: no wrong implementation of softmax is told the mistake 'not-shift-invariant': add one "
+            "with named='not-shift-invariant', so that a test sees the name given")
+
+
+@kind
+def catalogue_names_an_unlisted_mistake(kit):
+    append(kit / "tests" / "mistakes.py", 'MISTAKES.append(edit("typo", "softmax", "x", "y", "test_axis", "axis", '
+                                          'named="no-such-mistake"))\n')
+    return ("tests/mistakes.py: mistake 'typo' is named 'no-such-mistake', which softmax does not list: add it to its "
+            "mistakes in grader/checks/exercises.toml")
+
+
+@kind
 def no_lazy_answers(kit):
     append(kit / "tests" / "degenerate.py", 'del MODULES["lookup"]\n')
     return ("tests/degenerate.py: no lazy answers for lookup: add MODULES['lookup'], defining exact_lookup, "
