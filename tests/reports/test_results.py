@@ -7,7 +7,7 @@ import pytest
 from rich.console import Console
 
 from grader.engine import judge
-from grader.engine.results import CheckResult, SubmissionResult
+from grader.engine.results import CheckResult, ExerciseResult, SubmissionResult
 from grader.reports.terminal import INDENT, render
 
 LONG_TITLE = "recompute_head_pattern rebuilds the head's pattern from the weights: ln_1, c_attn, q.k/sqrt(d), softmax"
@@ -96,3 +96,14 @@ def test_a_report_that_does_not_fit_the_terminal_is_cut_to_fit_with_its_first_fa
     assert "more: in the whole report" in text and "| less" in lines[-1]
     tall = rendered(*checks, width=80, height=60, force_terminal=True, color_system=None)
     assert "┏" in tall and "✗ test_11:" in tall  # where it fits, the whole report
+
+
+def test_not_started_is_read_from_the_kind_of_error_not_from_the_words_of_a_message():
+    """A learner's own ValueError("not implemented yet") is code that ran and raised: the exercise is started."""
+    def exercise(message, error):
+        return ExerciseResult("softmax", "Softmax", [CheckResult("softmax", "test_axis", "", "", "failed", 0.0, 1.0,
+                                                                 message, error=error)])
+
+    stub = "softmax.softmax() is not implemented yet (it still raises NotImplementedError)."
+    assert exercise(stub, "not_implemented").status == "not started"
+    assert exercise("softmax.softmax() raised ValueError: not implemented yet.", "exception").status == "in progress"
