@@ -23,8 +23,10 @@ from grader.engine import servers  # noqa: E402
 
 def pytest_configure(config):
     # One fork server for the whole run, with torch already imported, so every
-    # GPT-2 grading below forks a worker instead of importing torch again.
-    servers.preload("transformers")
+    # GPT-2 grading below forks a worker instead of importing torch again; none in
+    # xdist's controller (-n N), which hands the tests out and runs none of them.
+    if os.environ.get("PYTEST_XDIST_WORKER") or not getattr(config.option, "numprocesses", None):
+        servers.preload("transformers")
 
 
 def pytest_unconfigure(config):

@@ -67,7 +67,7 @@ def test_the_kits_pyproject_and_the_learners_ini_configure_pytest_alike():
 def test_the_way_pytest_names_shows_every_case(clone):
     done = learners_pytest(clone, "-k", "test_soft_weights_sum_to_one", "--tb=short")
     failures = done.stdout.split("= FAILURES =")[1].split("lookup.py: Three lookups")[0]  # before the table
-    assert failures.count("do not favour the keys closest to it") == 3, done.stdout  # each case, its message
+    assert failures.count("the sign of the score is flipped") == 3, done.stdout  # each case, its message
 
 
 def test_the_next_hint_follows_what_pytest_found(clone, tmp_path):
