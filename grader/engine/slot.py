@@ -11,11 +11,12 @@ stopped like one that loops), every message is size- and shape-checked
 before it is decoded, and every field is validated and capped here, whatever
 the worker was left with: it runs learner code, which can change its own caps.
 
-A call that runs past its limit kills its worker and is run once more, on a
-fresh worker, with up to :data:`ONE_TIME_ALLOWANCE` more for what a first
-call pays once (a library's lazy imports). Past its limit again, it is a hang:
-the function is never called again for that submission, not even through
-the modules that import it (their workers get a stand-in for it that says so).
+A function's first call on a worker may take up to :data:`ONE_TIME_ALLOWANCE`
+more than its limit, for what a first call pays once (a library's lazy
+imports); a call past what it may take kills its worker and is a hang: the
+function is never called again for that submission, not even through the
+modules that import it (their workers get a stand-in for it that says so).
+So a loop is waited for once, for the limit and the allowance.
 """
 
 from __future__ import annotations
@@ -36,10 +37,10 @@ from grader.engine.zygote import START_TIMEOUT, ForkServer, ForkServerError
 
 MAX_MESSAGE = 96 * 2**20  # a 64 MB array, base64-encoded, and change
 IMPORT_TIME_LIMIT = 30.0  # seconds to import a module: a library the fork server did not preload (scipy, say) included
-# CPU seconds that the second run of a call that ran past its limit may take on top of it (at most the limit
-# itself): on its fresh worker it pays again what a first call pays once (torch.func's first gradient imports
-# 1.3 s of torch; a first scipy call, its submodules).
-ONE_TIME_ALLOWANCE = 5.0
+# CPU seconds that a function's first call on a worker may take on top of its limit (at most the limit itself):
+# what a first call pays once (torch.func's first gradient imports 1.3 s of torch; a first scipy call, its
+# submodules).
+ONE_TIME_ALLOWANCE = 3.0
 MAX_LINES_COUNTED = 10**9  # a worker's count of printed lines, believed up to this
 
 
@@ -121,6 +122,7 @@ class Slot:
     worker: Worker | None = None
     scratch: Path | None = None
     built: frozenset = frozenset()  # the models the live worker built before learner code ran
+    called: set = field(default_factory=set)  # the functions the live worker has run once: their one-time costs paid
     next_id: int = 0
     import_error: SubmissionError | None = None
     hung: dict = field(default_factory=dict)  # function -> the timeout error it gave (trusted slots)
@@ -148,7 +150,7 @@ class Slot:
 
     def start(self):
         self.scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=self.session.root))
-        self.built = frozenset(self.models_needed())
+        self.built, self.called = frozenset(self.models_needed()), set()
         settings = {
             "directory": self.directory, "scratch": str(self.scratch), "memory_limit": self.limits.memory,
             "confined": not self.trusted, "readable": self.readable, "forbidden": self.session.forbidden,
@@ -296,29 +298,26 @@ class Slot:
     def _run(self, op: str, function: str, args, report_arguments: bool = False):
         label = f"{self.module}.{function}()" if op == "call" else f"importing {self.module}.py"
         time_limit = self.limits.time if op == "call" else max(self.limits.time, IMPORT_TIME_LIMIT)
-        limit, retry = time_limit, False
-        while True:
-            if self.worker is None:  # starting a worker is the kit's work (GPT-2 small from disk included): not timed
-                self.start()
-                if retry and op == "call":  # a fresh worker imports first, as every fresh worker does
-                    self._run("import", "", ())
-            meter = clock.Meter(self.worker.pid, limit, None if self.trusted else self.session.budget_left())
-            try:
-                answer = self._exchange(op, function, args, meter, report_arguments)
-                break
-            except CallStopped as stopped:
-                if stopped.bound == "budget":  # the budget ran out, not the call's own limit: it is not a hang
-                    raise SubmissionError("budget", self.session.budget_spent("was stopped"), label) from None
-                if retry or op == "import":  # an import is all one-time cost: running it again would not help
-                    overrun = _overrun(stopped.bound, time_limit, retried=retry)
-                    raise SubmissionError("timeout", overrun, label) from None
-                limit, retry = time_limit + min(time_limit, ONE_TIME_ALLOWANCE), True  # once more, on a fresh worker
-            except SubmissionError as error:
-                error.label = label
-                raise
-            finally:
-                if not self.trusted:
-                    self.session.spent += meter.charge()
+        if self.worker is None:  # starting a worker is the kit's work (GPT-2 small from disk included): not timed
+            self.start()
+        first = op == "call" and function not in self.called  # an import is all one-time cost: its limit has room
+        allowance = min(time_limit, ONE_TIME_ALLOWANCE) if first else 0.0
+        budget = None if self.trusted else self.session.budget_left()
+        meter = clock.Meter(self.worker.pid, time_limit + allowance, budget)
+        try:
+            answer = self._exchange(op, function, args, meter, report_arguments)
+        except CallStopped as stopped:
+            if stopped.bound == "budget":  # the budget ran out, not the call's own limit: it is not a hang
+                raise SubmissionError("budget", self.session.budget_spent("was stopped"), label) from None
+            raise SubmissionError("timeout", _overrun(stopped.bound, time_limit, allowance), label) from None
+        except SubmissionError as error:
+            error.label = label
+            raise
+        finally:
+            if not self.trusted:
+                self.session.spent += meter.charge()
+        if op == "call":
+            self.called.add(function)
         if answer["output"]:
             self.session.printed.add(label, answer["output"])
         if "error" in answer:
@@ -345,13 +344,13 @@ class CallStopped(Exception):
         self.bound = bound
 
 
-def _overrun(bound: str, limit: float, retried: bool) -> str:
+def _overrun(bound: str, limit: float, allowance: float) -> str:
     """What a call (or an import) that ran past its limit did, as :meth:`SubmissionError.explain` tells it."""
-    again = ", and again on a fresh worker" if retried else ""
+    more = f" and the {allowance:g} s more a first call may take" if allowance else ""
     if bound == "waiting":
-        return (f"waited for more than {clock.WAITING_FACTOR * limit:g} s without computing{again} (a sleep, an "
-                "input() or a lock that is never released?): the checks wait for no one")
-    return (f"computed for more than its {limit:g} s time limit (of CPU time, however busy the machine){again}: is "
+        return (f"waited for more than {clock.WAITING_FACTOR * (limit + allowance):g} s without computing (a sleep, "
+                "an input() or a lock that is never released?): the checks wait for no one")
+    return (f"computed for more than its {limit:g} s time limit{more} (of CPU time, however busy the machine): is "
             "there a loop that never ends?")
 
 
