@@ -3,6 +3,7 @@
     python scripts/benchmark_class.py                        # numpy exercises, 200 students, nbgrader on 10
     python scripts/benchmark_class.py --gpt2                 # every exercise, GPT-2 included
     python scripts/benchmark_class.py --students 200 --nbgrader-students 20
+    python scripts/benchmark_class.py --gpt2 --students 10 --plain-nbgrader   # against nbgrader's own Execute
 
 The class is generated: 40% correct (the reference), 40% partly wrong (one
 mistake of tests/mistakes.py each), 20% hostile (the attacks of
@@ -73,13 +74,20 @@ def timed(command: list[str], cwd: Path) -> float:
     return time.perf_counter() - started
 
 
-def nbgrader_seconds(work: Path, students, modules: list[str]) -> float:
-    """Seconds `nbgrader autograde` takes for ``students``, as notebooks of the kit's nbgrader course."""
+def nbgrader_seconds(work: Path, students, modules: list[str], plain: bool = False) -> float:
+    """Seconds `nbgrader autograde` takes for ``students``, as notebooks of the kit's nbgrader course.
+
+    ``plain``: with nbgrader's own configuration (its Execute runs every notebook in a kernel), as a course
+    made by hand would grade the same notebooks, instead of the kit's step.
+    """
     import nbformat
 
-    course = work / "course"
+    course = work / ("course-plain" if plain else "course")
     exercises = [f"--exercise={m}" for m in modules]
     timed([sys.executable, "-m", "grader.cli", "release", "nbgrader", str(course), *exercises], work)
+    if plain:
+        (course / "nbgrader_config.py").write_text('c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = '
+                                                   '"softlookup"\n')
     timed([sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT], course)
     for name, sources in students:
         folder = course / "submitted" / name / ASSIGNMENT
@@ -99,6 +107,8 @@ def main():
     parser.add_argument("--students", type=int, default=200)
     parser.add_argument("--nbgrader-students", type=int, default=10)
     parser.add_argument("--gpt2", action="store_true", help="every exercise, GPT-2 included")
+    parser.add_argument("--plain-nbgrader", action="store_true",
+                        help="also nbgrader with its own Execute step (minutes per student with GPT-2)")
     args = parser.parse_args()
     modules = list(registry.BY_MODULE) if args.gpt2 else NUMPY
     with tempfile.TemporaryDirectory() as folder:
@@ -112,6 +122,8 @@ def main():
             rates[f"softlookup grade --jobs {jobs}"] = (args.students, seconds)
         subset = students[: args.nbgrader_students]
         rates["nbgrader autograde"] = (len(subset), nbgrader_seconds(work, subset, modules))
+        if args.plain_nbgrader:
+            rates["plain nbgrader autograde"] = (len(subset), nbgrader_seconds(work, subset, modules, plain=True))
     print(f"| {', '.join(modules)} ({os.cpu_count()} CPUs) | students | seconds | students/s |")
     print("| --- | --- | --- | --- |")
     for name, (count, seconds) in rates.items():
@@ -120,6 +132,9 @@ def main():
     one, two = (rates[f"softlookup grade --jobs {j}"][0] / rates[f"softlookup grade --jobs {j}"][1] for j in (1, 2))
     print(f"\n--jobs 1 is {one / nbgrader_rate:.1f}x nbgrader; --jobs 2 is {two / nbgrader_rate:.1f}x nbgrader "
           f"and {two / one:.2f}x --jobs 1.")
+    if "plain nbgrader autograde" in rates:
+        plain_rate = rates["plain nbgrader autograde"][0] / rates["plain nbgrader autograde"][1]
+        print(f"--jobs 2 is {two / plain_rate:.1f}x plain nbgrader (its own Execute).")
 
 
 if __name__ == "__main__":

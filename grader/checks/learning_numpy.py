@@ -137,34 +137,45 @@ def descend(queries, answers, start: float, steps: int, lr: float, rule: str = "
 def other_rule(losses, sharpness: float, queries, answers, start: float, steps: int, lr: float, keys=BEDROOMS,
                values=PRICES) -> str | None:
     """The rule of :data:`RULES` whose descent gives these losses, or ends at this sharpness where plain descent
-    does not, in words; else None."""
+    does not (its key); else None."""
     plain, _ = descend(queries, answers, start, steps, lr, "plain", keys, values)
-    for rule, words in RULES.items():
+    for rule in RULES:
         end, expected = descend(queries, answers, start, steps, lr, rule, keys, values)
         if len(losses) == len(expected) and np.allclose(losses, expected, rtol=1e-4, atol=0):
-            return words
+            return rule
         distinct = np.isfinite(end) and not np.isclose(end, plain, rtol=1e-3, atol=0)
         if distinct and np.isclose(sharpness, end, rtol=1e-6, atol=0):
-            return words
+            return rule
     return None
 
 
-def rule_hint(sharpness, losses, answers, start=0.1, steps=200, lr=5e-4) -> str | None:
-    """"That is what Adam gives...", when another optimiser's descent explains the fit (see RULES)."""
-    rule = other_rule(losses, sharpness, NINE_QUERIES, answers, start, steps, lr)
-    return f"That is what {rule} gives. The docstring's descent steps by lr times the gradient." if rule else None
+# Each rule of RULES as the mistake it is (the names of exercises.toml's learning mistakes).
+RULE_MISTAKES = {"adam": "adam-steps", "momentum": "momentum-steps", "accumulated": "gradient-not-zeroed",
+                 "uphill": "stepped-uphill"}
 
 
-def recovery_hint(sharpness, losses, answers, truth, start) -> str:
-    """Why a fit did not end at the sharpness that made its answers: the likeliest cause first."""
-    if rule := rule_hint(sharpness, losses, answers, start):
-        return rule
+def rule_hint(sharpness, losses, answers, start=0.1, steps=200, lr=5e-4) -> tuple[str | None, str]:
+    """"That is what Adam gives...", when another optimiser's descent explains the fit (see RULES), and the
+    mistake's name; (None, "") when none does."""
+    found = other_rule(losses, sharpness, NINE_QUERIES, answers, start, steps, lr)
+    if found is None:
+        return None, ""
+    return f"That is what {RULES[found]} gives. The docstring's descent steps by lr times the gradient.", \
+        RULE_MISTAKES[found]
+
+
+def recovery_hint(sharpness, losses, answers, truth, start) -> tuple[str, str]:
+    """Why a fit did not end at the sharpness that made its answers, the likeliest cause first, and its name."""
+    rule, mistake = rule_hint(sharpness, losses, answers, start)
+    if rule:
+        return rule, mistake
     if np.isclose(sharpness, np.log(truth), atol=0.005):
-        return f"That is the logarithm of {truth:g}: return log_sharpness.exp()."
+        return f"That is the logarithm of {truth:g}: return log_sharpness.exp().", "log-returned"
     if np.isclose(sharpness, start):
-        return "It never moved from the start: does the gradient reach log_sharpness, and do you step with it?"
+        return ("It never moved from the start: does the gradient reach log_sharpness, and do you step with it?",
+                "never-moved")
     if sharpness > 10:
         return ("A step too large threw it onto the flat part, where the soft lookup has become the nearest one and "
                 "the slope is almost 0. Is the loss the mean (not the sum), and do you step in the logarithm, with "
-                "the given learning rate?")
-    return "Follow the docstring's steps: the mean squared error, backward, a step against the gradient."
+                "the given learning rate?"), "step-too-large"
+    return "Follow the docstring's steps: the mean squared error, backward, a step against the gradient.", ""

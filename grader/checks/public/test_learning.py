@@ -60,31 +60,6 @@ def fit(submission, queries, answers, *options):
                    "fit_sharpness(...)")
 
 
-# The rules of learning_numpy.RULES as the mistakes they are: the name of the descent a fit's losses follow.
-RULE_MISTAKES = {"adam": "adam-steps", "momentum": "momentum-steps", "accumulated": "gradient-not-zeroed",
-                 "uphill": "stepped-uphill"}
-
-
-def named_rule(sharpness, losses, answers, *fit) -> tuple[str | None, str]:
-    """rule_hint's verdict (None where no other rule explains the fit), and the name of the rule it found."""
-    hint = rule_hint(sharpness, losses, answers, *fit)
-    return hint, next((RULE_MISTAKES.get(rule, "") for rule, words in judge_descent.RULES.items()
-                       if hint and words in hint), "")
-
-
-def named_recovery(sharpness, losses, answers, truth, start) -> tuple[str, str]:
-    """recovery_hint's verdict, and the name of its cause: the same causes, tried in the same order."""
-    hint = recovery_hint(sharpness, losses, answers, truth, start)
-    rule, mistake = named_rule(sharpness, losses, answers, start)
-    if rule:
-        return hint, mistake
-    if np.isclose(sharpness, np.log(truth), atol=0.005):
-        return hint, "log-returned"
-    if np.isclose(sharpness, start):
-        return hint, "never-moved"
-    return hint, "step-too-large" if sharpness > 10 else ""
-
-
 def named_slope(slope, query, sharpness, otherwise: str, mistake: str = "", keys=BEDROOMS, values=PRICES) -> dict:
     """slope_hint's hint and its mistake's name, as judge.close takes them: a finite difference's, else
     ``mistake`` (``otherwise``'s)."""
@@ -213,7 +188,7 @@ def test_fit_recovers_sharpness(submission, truth, start):
                  "once per step (an optimiser such as LBFGS calls its closure several times a step).",
                  mistake="not-one-loss-per-step")
     if abs(sharpness - truth) > 0.005:
-        hint, mistake = named_recovery(sharpness, losses, answers, truth, start)
+        hint, mistake = recovery_hint(sharpness, losses, answers, truth, start)
         judge.fail(f"{what} returned {sharpness:.6g}. {hint}", mistake)
     judge.expect(losses[-1] < 1e-6, f"the sharpness is {sharpness:.6g}, but the last loss is {losses[-1]:.3g}, not "
                  "below 1e-6: the loss must be the mean squared error of the answers at the current sharpness.",
@@ -237,7 +212,7 @@ def test_fit_losses_go_down(submission, truth, start):
                 f"start={start:g})", rtol=LOSS_RTOL, hint="The losses are those of the fit itself: losses[0] is the "
                 "mean squared error at `start`, before any step.", mistake="losses-not-mse")
     rises = np.flatnonzero(np.diff(losses) > 1e-6 * abs(losses[0]))
-    rule, rule_mistake = named_rule(sharpness, losses, answers, start, len(losses))
+    rule, rule_mistake = rule_hint(sharpness, losses, answers, start, len(losses))
     _, expected = judge_descent.descend(NINE_QUERIES, answers, start, 50, 5e-4)
     if rises.size == 0 and len(losses) >= 50 and not np.allclose(losses[:50], expected, rtol=1e-3, atol=0):
         judge.fail(f"the losses fall, but not as gradient descent makes them: after 50 steps from {start:g} the loss "
@@ -279,7 +254,7 @@ def test_fit_follows_gradient_descent(submission, truth, start, steps, lr):
     wrong = np.flatnonzero(~np.isclose(losses, expected, rtol=LOSS_RTOL, atol=0))
     if wrong.size:
         step = int(wrong[0])
-        hint, mistake = named_rule(sharpness, losses, answers, start, steps, lr)
+        hint, mistake = rule_hint(sharpness, losses, answers, start, steps, lr)
         if not hint:
             hint, mistake = ("The losses before it were right: the step from there was not lr times the gradient of "
                              "the mean squared error with respect to log_sharpness."), "not-plain-descent"
@@ -325,7 +300,7 @@ def test_fit_keeps_sharpness_positive(submission):
         judge.fail(f"fit_sharpness returned a sharpness of {sharpness:.4g}. A negative sharpness rewards the "
                    "*farthest* keys. Learn its logarithm and use log_sharpness.exp(), which is always positive.",
                    "sharpness-negative")
-    rule, mistake = named_rule(sharpness, losses, answers)
+    rule, mistake = rule_hint(sharpness, losses, answers)
     judge.close(sharpness, 0.05, "fit_sharpness on answers made at sharpness 0.05", atol=0.005, rtol=0,
                 hint=rule or "Learn log(sharpness), starting at log(start), and step it against its gradient.",
                 mistake=mistake)
@@ -342,7 +317,7 @@ def test_fit_noisy_answers(submission):
     grid = np.arange(0.5, 4.0, 1e-4)
     best = grid[np.argmin(mse(grid, NINE_QUERIES, answers))]
     sharpness, losses = fit(submission, NINE_QUERIES, answers)
-    rule, mistake = named_rule(sharpness, losses, answers)
+    rule, mistake = rule_hint(sharpness, losses, answers)
     judge.close(sharpness, best, "fit_sharpness on noisy answers", atol=0.005, rtol=0,
                 hint=rule or f"The sharpness with the least mean squared error is {best:.4f} for these answers (noise "
                 f"of {NOISE:g} £k moves it off 1.5); gradient descent on the mean squared error goes there.",

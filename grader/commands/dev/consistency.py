@@ -133,9 +133,9 @@ def mistake_problems(mistakes: list, checks: dict[str, list[registry.Check]]) ->
             problems.append(f"{where}: mistake {mistake.name!r} is named {mistake.named!r}, which {mistake.module} "
                             f"does not list: add it to its mistakes in {shown(registry.EXERCISES_FILE)}")
     shared = registry.shared_mistakes()
-    # A name may stand in a check file of another exercise, which this one's imports (the GPT-2 slips).
-    _, mentioned = names_in_checks([*registry.CHECKS_DIR.glob("*/test_*.py"), registry.PACKAGE_DIR / "engine" /
-                                    "judge.py"])
+    # A name may stand in another file of the checks, which this exercise's import (the GPT-2 slips, the
+    # descent rules of learning_numpy.py), or in the judge that every check calls.
+    _, mentioned = names_in_checks([*registry.CHECKS_DIR.rglob("*.py"), registry.PACKAGE_DIR / "engine" / "judge.py"])
     for module, its_checks in checks.items():
         given, _ = names_in_checks(registry.CHECKS_DIR.glob(f"*/test_{module}.py"))
         own = {name for name in registry.BY_MODULE[module].mistakes if name not in shared}
