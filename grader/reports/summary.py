@@ -16,9 +16,10 @@ with the numbers, which differs with every input, then the advice, with
 numbers blanked out (:func:`blanked`) and names kept. Such a failure counts
 only for a student with no named mistake in that exercise: once a mistake
 is named, the comparisons it also fails (a hidden check's among them) say
-nothing more about it. Code that ran out of time or memory, or crashed, says nothing about the
-lesson either (and a loop in softmax stops the lookups that call it too):
-those are counted apart, per exercise (:func:`stopped`).
+nothing more about it. Code that ran out of time or memory, or crashed,
+says nothing about the lesson either (and a loop in softmax stops the
+lookups that call it too): those are counted apart, per exercise
+(:func:`stopped`).
 """
 
 from __future__ import annotations
@@ -138,9 +139,9 @@ def mistakes(graded: dict[str, SubmissionResult]) -> list[Mistake]:
                 failed = [case for case in cases if case.outcome == "failed"
                           and case.error != "not_implemented" and case.error not in STOPPED]
                 # Each mistake the failed cases named, once; a check whose cases named none, by its first's advice.
-                named = {diagnosis(case) for case in failed if diagnosis(case)[0]}
-                for diagnosed in named or [diagnosis(case) for case in failed[:1]]:
-                    told_here.setdefault(diagnosed, set()).add((cases[0].title or name) + " (hidden)" * hidden)
+                diagnosed = [diagnosis(case) for case in failed]
+                for each in {d for d in diagnosed if d[0]} or diagnosed[:1]:
+                    told_here.setdefault(each, set()).add((cases[0].title or name) + " (hidden)" * hidden)
             if any(name_of for name_of, _ in told_here):  # a named mistake explains the unnamed failures
                 told_here = {diagnosed: checks for diagnosed, checks in told_here.items() if diagnosed[0]}
             for (name_of, text), checks in told_here.items():

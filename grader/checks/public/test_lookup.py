@@ -193,8 +193,7 @@ def test_lesson_table(submission):
                          "instead."), "keys-averaged"
     judge.close(answer, LESSON_ANSWER, "the answer for query 3", atol=1e-3, rtol=0, hint=hint, mistake=mistake)
     answer, weights = soft(submission, 4.3, 0.8)  # beyond the lesson's example: weights the judge computes
-    scores = -0.8 * (4.3 - np.array(BEDROOMS)) ** 2
-    expected = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()
+    expected = right_weights(4.3, 0.8)
     judge.close(weights, expected, "the weights for query 4.3, sharpness 0.8", atol=1e-6,
                 hint=f"You gave {judge.percent(weights)}; scores then softmax give {judge.percent(expected)}.",
                 mistake="score-formula-wrong")
