@@ -162,9 +162,10 @@ class World:
         os.chmod(path, 0o777)
         return path
 
-    def hostile(self, road: str) -> str:
-        """The hostile student's softmax for one road, leaving its marks under that road's name."""
-        return HOSTILE.format(mark=str(self.marks / road), reference=str(self.kit / "solutions" / "softmax.py"),
+    def hostile(self, road: str, kit: Path | None = None) -> str:
+        """The hostile student's softmax for one road, leaving its marks under that road's name; it goes for the
+        solutions of ``kit``, the kit that grades it (by default the world's)."""
+        return HOSTILE.format(mark=str(self.marks / road), reference=str((kit or self.kit) / "solutions" / "softmax.py"),
                               neighbour=self.neighbour.pid, port=self.listener.getsockname()[1])
 
     def ran(self, road: str) -> bool:

@@ -131,7 +131,10 @@ def test_gradescope_self_test_and_run_autograder(world, autograder):
     assert selftest.returncode == 0, selftest.stdout[-3000:] + selftest.stderr[-3000:]
     submission = root / "submission"
     submission.mkdir()
-    (submission / "softmax.py").write_text(world.hostile("gradescope"))
+    # The kit that grades here is the autograder's own copy, the one a Gradescope machine holds: its solutions
+    # are what the student goes for (the world's copy is opened or closed by whichever test ran before).
+    assert (root / "source" / "kit" / "solutions" / "softmax.py").is_file()  # there to be stolen, if it could be
+    (submission / "softmax.py").write_text(world.hostile("gradescope", kit=root / "source" / "kit"))
     (submission / "lookup.py").write_text(self_contained_lookup(reference("lookup")))
     done = world.run(root / "run_autograder", PYTHONPATH="", SOFTLOOKUP_AUTOGRADER_ROOT=str(root))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
