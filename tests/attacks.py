@@ -39,7 +39,7 @@ from helpers import ASSIGNMENTS
 
 KIT_PARTS = ("grader", "solutions", "assignments", "tests")
 SECRET = "hunter2-do-not-leak"
-TIME_LIMIT = 1  # seconds per call: attacks that hang are bounded by it
+TIME_LIMIT = 0.5  # seconds per call: attacks that hang are bounded by it (and waited for 2 s per function)
 BOUND = 90  # seconds a whole grading may take, however hostile the submission
 
 # Stealing the reference: each route ends in a module object, or raises saying why it could not.
@@ -138,6 +138,10 @@ class Attack:
     links: dict = field(default_factory=dict)  # file name in the submission -> path inside the kit copy
     settle: float = 0.3  # seconds to wait after the judge exits before looking (for a surviving daemon)
     harmful: bool = False  # would do real damage to a machine where it succeeds (kill everything, fill the disk)
+    # What stops it: "confinement" (the kernel's part: files, processes, signals, the network, limits), which
+    # each emulated Linux provides by other means (tests/environments.py), or "judge" (the judge's own code:
+    # forgeries recomputed, a protocol held to its bounds), the same on every kernel.
+    defence: str = "confinement"
     # What it aims at in the kit, as paths inside it ("path::name": a name that file must still hold). The
     # code gets the paths as TARGETS; an attack whose target moved would prove nothing, so it fails instead.
     targets: tuple[str, ...] = ()
@@ -168,7 +172,7 @@ def on_call(name: str, kind: str, body: str, **extra) -> Attack:
 
 def forge(name: str, switch_back: str, at_import: str = "", targets: tuple[str, ...] = ()) -> Attack:
     code = FORGE.format(at_import=at_import.strip(), switch_back=_indent(switch_back) if switch_back.strip() else "")
-    return Attack(name, "forge", code, module="gpt2_heads", targets=targets)
+    return Attack(name, "forge", code, module="gpt2_heads", targets=targets, defence="judge")
 
 
 ATTACKS = [
@@ -342,10 +346,10 @@ for conn in [o for o in gc.get_objects() if isinstance(o, socket.socket)]:
     except OSError:
         continue
 time.sleep(600)
-'''),
+''', defence="judge"),
     on_call("a million small containers", "stall", '''
 return [[{"a": [None]}] for _ in range(1_000_000)]
-'''),
+''', defence="judge"),
     Attack("a codec patched to stall", "stall", '''
 import time
 import grader.engine.codec
@@ -360,7 +364,7 @@ def nearest_lookup(query, keys, values):
 
 def soft_lookup(query, keys, values, sharpness=1.0):
     return 0.0, [0.25] * 4
-'''),
+''', defence="judge"),
     on_call("the judge's environment in an error", "stall", '''
 leaked = os.environ.get("SOFTLOOKUP_ATTACK_SECRET", "")
 for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:

@@ -1,13 +1,12 @@
 """The sandbox on its own: limits, restarts, blame and what crosses the boundary, on a toy module."""
 
 import contextlib
-import time
 import tracemalloc
 
 import numpy as np
 import pytest
 
-from grader.engine import judge, registry
+from grader.engine import judge, registry, slot
 from grader.engine.errors import KitError, SubmissionError
 from grader.engine.proxies import Namespace
 from grader.engine.session import PRINTED_LINES, Session
@@ -353,11 +352,9 @@ def test_a_hung_function_is_not_run_through_the_modules_that_import_it(chain):
     with pytest.raises(SubmissionError) as hung:
         learner.slow.loop()
     assert hung.value.kind == "timeout"
-    started = time.monotonic()
     with pytest.raises(SubmissionError) as error:
         learner.user.uses()
-    assert time.monotonic() - started < 0.9  # well under its own 1 s limit: loop() never ran
-    assert error.value.kind == "hung"
+    assert error.value.kind == "hung"  # the stand-in answered: a loop() that ran again would be a "timeout"
     assert "calls slow.loop(), which ran past its time limit earlier" in str(error.value)
     assert "user.py line 4" in str(error.value)
     assert learner.user.alone() == 2 and learner.slow.fine() == 1  # what does not call it keeps working
@@ -370,20 +367,20 @@ def test_stand_ins_reach_modules_imported_before_them(chain):
     for hangs in (learner.middle.mid, learner.slow.loop):
         with pytest.raises(SubmissionError, match="time limit"):
             hangs()
-    started = time.monotonic()
-    with pytest.raises(SubmissionError, match=r"calls slow\.loop\(\), which ran past"):
+    with pytest.raises(SubmissionError, match=r"calls slow\.loop\(\), which ran past") as error:
         learner.top.top()
-    assert time.monotonic() - started < 0.9
+    assert error.value.kind == "hung"
 
 
-def test_a_module_whose_import_hung_is_not_imported_again(chain):
+def test_a_module_whose_import_hung_is_not_imported_again(chain, monkeypatch):
+    monkeypatch.setattr(slot, "IMPORT_TIME_LIMIT", 1.0)  # the 30 s an import may take, shortened for the test
     learner, _ = chain
-    with pytest.raises(SubmissionError, match="time limit"):
+    with pytest.raises(SubmissionError, match="time limit") as hung:
         learner.import_loops.anything()
-    started = time.monotonic()
-    with pytest.raises(SubmissionError, match="imports import_loops.py, which ran past its time limit"):
+    assert hung.value.kind == "timeout"
+    with pytest.raises(SubmissionError, match="imports import_loops.py, which ran past its time limit") as error:
         learner.imports_it.anything()
-    assert time.monotonic() - started < 0.9
+    assert error.value.kind == "hung"  # its stand-in answered: the import was not run again
 
 
 def test_a_stand_in_cannot_be_forged_into_a_verdict(chain):
