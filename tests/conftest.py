@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 import own_folders
 
 # Before anything else is imported: every environment a test copies for a child process has these too.
@@ -31,3 +33,25 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     own_folders.remove(OWN_HOME)
+
+
+def pytest_collection_modifyitems(items):
+    """Tests that share a fixture their module builds once run in one process, so it is built once.
+
+    A module-scoped fixture (a graded class, an nbgrader course, an emulated
+    machine) is built in every xdist worker that runs one of its tests; with
+    ``--dist loadgroup`` (tests/pytest.ini) a group runs in one worker. The
+    group is the module and that fixture's parameter (one emulated machine
+    each), unless the test already belongs to one.
+    """
+    for item in items:
+        if item.get_closest_marker("xdist_group") or not hasattr(item, "_fixtureinfo"):
+            continue
+        definitions = item._fixtureinfo.name2fixturedefs
+        shared = sorted(name for name in item.fixturenames
+                        if definitions.get(name) and definitions[name][-1].scope == "module")
+        if shared:
+            params = getattr(getattr(item, "callspec", None), "params", {})
+            key = [item.nodeid.split("::")[0],
+                   *(f"{name}={getattr(params[name], 'name', params[name])}" for name in shared if name in params)]
+            item.add_marker(pytest.mark.xdist_group("|".join(key)))
