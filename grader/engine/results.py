@@ -10,11 +10,15 @@ Two rules hold for every format. What a student sees goes through
 :func:`redacted` (one function, so results.json, feedback.md and
 feedback.html cannot disagree): a hidden check says that it failed and why in
 general terms, never its message, its case (which names shapes) or what was
-printed during it. And every text is made :func:`encodable` before it is
-written (a lone surrogate from a student's exception message cannot stop a
-file or a terminal): :func:`write_atomically` writes UTF-8 with anything
-unencodable shown as a backslash escape, and the renderers clean the model
-first (:func:`cleaned`).
+printed during it. And every text is :func:`writable` where it is written:
+what a learner's code sent was cleaned as it crossed into the judge
+(:func:`grader.engine.codec.clean_text`), but a name from a course's export,
+a file name a message quotes or a result read back from disk was not, and a
+lone surrogate in any of them must not stop a file or a terminal.
+:func:`write_atomically` writes UTF-8 with anything unencodable shown as a
+backslash escape, and the renderers take the model escaped the same way
+(:func:`writable_copy`), each then escaping for its own format
+(:mod:`grader.reports.inert`, :mod:`grader.reports.markup`).
 """
 
 from __future__ import annotations
@@ -236,8 +240,9 @@ HIDDEN_OTHERWISE = ("your code crashed, ended the program or did something the c
                     "stay hidden (the public checks may say more)")
 
 
-def encodable(text) -> str:
-    """``text`` as any file or terminal can take it: a character UTF-8 cannot encode (a lone surrogate) as \\udXXX."""
+def writable(text) -> str:
+    """``text`` escaped at the edge, as any file or terminal can take it: a character UTF-8 cannot encode (a lone
+    surrogate) as \\udXXX, the escape :func:`write_atomically` writes, and nothing else changed."""
     text = text if type(text) is str else str(text)
     if text.isascii():
         return text
@@ -248,24 +253,24 @@ def encodable(text) -> str:
     return text
 
 
-def cleaned(result: SubmissionResult) -> SubmissionResult:
-    """A copy of ``result`` whose every text is :func:`encodable`: field by field, whichever fields (asdict is slow)."""
+def writable_copy(result: SubmissionResult) -> SubmissionResult:
+    """A copy of ``result`` whose every text is :func:`writable`: field by field, whichever fields (asdict is slow)."""
     def copied(thing, **parts):
         copy = _copy.copy(thing)
         for name, value in vars(copy).items():
             if isinstance(value, str):
-                setattr(copy, name, encodable(value))
+                setattr(copy, name, writable(value))
         for name, value in parts.items():
             setattr(copy, name, value)
         return copy
 
-    return copied(result, unprotected=[encodable(line) for line in result.unprotected],
+    return copied(result, unprotected=[writable(line) for line in result.unprotected],
                   exercises=[copied(exercise, checks=[copied(check) for check in exercise.checks])
                              for exercise in result.exercises])
 
 
 def redacted(result: SubmissionResult) -> SubmissionResult:
-    """The result a student may see, for every student-facing format: a copy, its texts encodable.
+    """The result a student may see, for every student-facing format: a copy, its texts writable.
 
     A hidden check keeps its title, verdict and points; it loses its case ids
     (which name shapes and seeds) and what was printed during it, and a failed
@@ -275,7 +280,7 @@ def redacted(result: SubmissionResult) -> SubmissionResult:
     student code can quote them too. A skipped check's message is the kit's own
     and stays. Applying it twice changes nothing.
     """
-    copy = cleaned(result)
+    copy = writable_copy(result)
     for exercise in copy.exercises:
         for check in exercise.checks:
             if check.hidden:  # the diagnosis would say what the hidden inputs showed: the message is redacted too

@@ -35,7 +35,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from grader.engine import registry
-from grader.engine.results import STATUSES, CheckResult, ErrorKind, ExerciseResult, SubmissionResult, encodable
+from grader.engine.results import STATUSES, CheckResult, ErrorKind, ExerciseResult, SubmissionResult, writable
 from grader.reports import inert
 from grader.reports.verdicts import points
 
@@ -299,7 +299,7 @@ def mistakes_figure(found: list[Mistake]):
 def chart_label(mistake: Mistake, width: int = 60, lines: int = 2) -> str:
     """A mistake's label on the chart: its exercise and what it is, on at most ``lines`` lines of ``width``,
     cut between words (a … where it goes on)."""
-    wrapped = textwrap.wrap(encodable(f"{mistake.exercise}: {mistake.told}"), width)
+    wrapped = textwrap.wrap(writable(f"{mistake.exercise}: {mistake.told}"), width)
     if len(wrapped) > lines:
         wrapped[lines - 1:] = [textwrap.shorten(" ".join(wrapped[lines - 1:]), width, placeholder=" …")]
     return "\n".join(wrapped)
