@@ -23,12 +23,12 @@ from grader.engine import batch, options, registry, runner, system
 from grader.engine.intake import Student, escaped
 from grader.engine.options import Options
 from grader.engine.protections import unconfined
-from grader.engine.results import SubmissionResult, write_atomically
+from grader.engine.results import ErrorKind, SubmissionResult, write_atomically
 from grader.platforms import Intake, detect, folders, listing
 from grader.reports import gradebook
 from grader.usage import Parser, UsageError
 
-NOT_FOUND = ("missing", "invalid")  # why a check had nothing to grade: no module, or no readable submission
+NOT_FOUND = (ErrorKind.MISSING, ErrorKind.INVALID)  # why a check had nothing to grade: no module, no readable submission
 
 
 def parser() -> Parser:

@@ -159,7 +159,7 @@ def from_plain(tree, specs: bool = False):
     if tree is None or isinstance(tree, (bool, int)):
         return tree
     if isinstance(tree, str):  # a learner's string may be echoed in a verdict: it must be encodable
-        return encodable(tree)
+        return clean_value(tree)
     if not isinstance(tree, dict) or len(tree) != 1:
         raise EncodingError("malformed message from the worker")
     (tag, body), = tree.items()
@@ -169,7 +169,7 @@ def from_plain(tree, specs: bool = False):
         items = [from_plain(item, specs) for item in body]
         return tuple(items) if tag == "tuple" else items
     if tag == "dict":
-        return {encodable(str(key)): from_plain(item, specs) for key, item in body}
+        return {clean_value(str(key)): from_plain(item, specs) for key, item in body}
     if tag == "array":
         dtype = np.dtype(body["dtype"])
         if dtype.kind not in _NUMERIC_KINDS:
@@ -183,13 +183,16 @@ def from_plain(tree, specs: bool = False):
     raise EncodingError(f"unknown tag {tag!r} from the worker")
 
 
-# -- text from the worker ----------------------------------------------------------------
+# -- text from the worker, cleaned once where it crosses -------------------------------------
+# What a learner's code wrote is cleaned here, as the judge takes it in (the slot, from_plain, a notebook's text):
+# nothing after it needs to ask whether a string is safe to keep. How a format shows it (a backslash escape in a
+# file, HTML's entities, Markdown's quoting) is each format's own, at the edge: results.writable, reports.inert.
 
 _INVISIBLE = {*range(0x00, 0x20), *range(0x7F, 0xA0), 0x200E, 0x200F, *range(0x202A, 0x202F),
               *range(0x2066, 0x206A)}  # control characters and bidirectional overrides
 _SURROGATES = range(0xD800, 0xE000)  # alone in a str, they cannot be encoded: writing or printing them raises
 _CLEAN = {code: "\ufffd" for code in [*_INVISIBLE, *_SURROGATES] if code not in (0x09, 0x0A)}
-_ENCODABLE = {code: "\ufffd" for code in _SURROGATES}
+_CLEAN_VALUE = {code: "\ufffd" for code in _SURROGATES}
 
 
 def clean_text(text: str, limit: int = 2000) -> str:
@@ -206,15 +209,16 @@ def clean_text(text: str, limit: int = 2000) -> str:
     return text.translate(_CLEAN)
 
 
-def encodable(text: str) -> str:
-    """``text`` with any lone surrogate replaced by U+FFFD, and nothing else changed (fast for ASCII)."""
+def clean_value(text: str) -> str:
+    """A learner's string *value*, cleaned of what :func:`clean_text` would, but only its lone surrogates
+    (each becomes U+FFFD): a value is judged as it was sent, control characters, length and all. Fast for ASCII."""
     if text.isascii():
         return text
     try:
         text.encode("utf-8")
         return text
     except UnicodeEncodeError:
-        return text.translate(_ENCODABLE)
+        return text.translate(_CLEAN_VALUE)
 
 
 # -- messages ------------------------------------------------------------------------------

@@ -13,19 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.engine import codec
-
-ERROR_KINDS = {"not_implemented", "exception", "syntax", "exit", "memory", "encoding", "refused", "hung"}
+from grader.engine.results import ErrorKind
 
 
 @dataclass
 class SubmissionError(Exception):
     """A call into learner code did not return a value; ``kind`` says why."""
 
-    kind: str  # one of ERROR_KINDS, or timeout, budget, crash, missing, invalid
+    kind: ErrorKind  # a plain string of its vocabulary is taken too; any other is the kit's mistake
     message: str
     label: str = "your code"  # "lookup.soft_lookup()" or "importing lookup.py"
     where: tuple | None = None  # (file, line, code) in the learner's files
     output: str = ""  # what the call printed, if anything
+
+    def __post_init__(self):
+        self.kind = ErrorKind(self.kind)
 
     def __str__(self):
         return self.explain()
@@ -39,29 +41,29 @@ class SubmissionError(Exception):
         if self.where:
             file, line, code = self.where
             place = f" at {file} line {line}" + (f": `{code}`" if code else "")
-        if self.kind == "not_implemented":
+        if self.kind == ErrorKind.NOT_IMPLEMENTED:
             return f"{name} is not implemented yet (it still raises NotImplementedError)."
-        if self.kind == "timeout":
+        if self.kind == ErrorKind.TIMEOUT:
             return f"{name} {self.message}"
-        if self.kind == "hung":
+        if self.kind == ErrorKind.HUNG:
             verb = "calls" if self.message.endswith("()") else "imports"
             return (f"{name} was stopped{place}: it {verb} {self.message}, which ran past its time limit earlier "
                     f"in this grading and is not run again: fix {self.message} first")
-        if self.kind == "budget":
+        if self.kind == ErrorKind.BUDGET:
             return f"{name} {self.message}"
-        if self.kind == "memory":
+        if self.kind == ErrorKind.MEMORY:
             return f"{name} tried to use more memory than allowed{place}."
-        if self.kind == "exit":
+        if self.kind == ErrorKind.EXIT:
             return f"{name} tried to end the program (sys.exit({self.message})){place}; return a value instead."
-        if self.kind == "syntax":
+        if self.kind == ErrorKind.SYNTAX:
             return f"Python could not read your file: {self.message}{place}."
-        if self.kind in ("missing", "invalid"):
+        if self.kind in (ErrorKind.MISSING, ErrorKind.INVALID):
             return f"{self.message[0].upper()}{self.message[1:]}."
-        if self.kind == "refused":
+        if self.kind == ErrorKind.REFUSED:
             category, _, path = self.message.partition(": ")
             what, why = _REFUSALS.get(category, ("was refused something", "the checks run confined"))
             return f"{name} {what.format(path)}{place}: {why}."
-        if self.kind in ("encoding", "crash"):
+        if self.kind in (ErrorKind.ENCODING, ErrorKind.CRASH):
             return f"{name} {self.message}."
         return f"{name} raised {self.message}{place}."
 

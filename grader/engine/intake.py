@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 
 from grader.engine import notebooks
 from grader.engine.errors import SubmissionError
+from grader.engine.results import ErrorKind
 
 # What a submission may come to, however it arrives (a folder, a zip, a zip in a zip, a flat export's files).
 MAX_FILES = 500
@@ -264,12 +265,13 @@ def submission_files(source: Path) -> list[tuple[Path, Path]]:
         subfolders[:] = sorted(name for name in subfolders if name != "__pycache__" and not name.startswith("."))
         relative = Path(folder).relative_to(source)
         if subfolders and len(relative.parts) >= FOLDER_DEPTH:
-            raise SubmissionError("invalid", f"{source} holds folders more than {FOLDER_DEPTH} deep: submit only "
-                                             "your modules")
+            raise SubmissionError(ErrorKind.INVALID, f"{source} holds folders more than {FOLDER_DEPTH} deep: "
+                                  "submit only your modules")
         found += [(relative / name, Path(folder) / name) for name in [*subfolders, *sorted(names)]
                   if not name.startswith(".")]
         if len(found) > 2 * MAX_FILES:  # folders count too, and a copy holds at most MAX_FILES files
-            raise SubmissionError("invalid", f"{source} holds more than {MAX_FILES} files: submit only your modules")
+            raise SubmissionError(ErrorKind.INVALID, f"{source} holds more than {MAX_FILES} files: submit only "
+                                  "your modules")
     return found
 
 
@@ -280,8 +282,8 @@ def copy_submission(source: Path, target: Path):
         if path.is_symlink():
             real = path.resolve()
             if real != source.resolve() and source.resolve() not in real.parents:
-                raise SubmissionError("invalid", f"{relative} in {source} is a link to {real}, outside "
-                                                 "the folder: put the file itself there")
+                raise SubmissionError(ErrorKind.INVALID, f"{relative} in {source} is a link to {real}, outside "
+                                      "the folder: put the file itself there")
     files, size = 0, 0
     for relative, path in entries:
         if path.is_dir():  # a folder, or a link to one inside: made empty, as no link is followed
@@ -291,8 +293,8 @@ def copy_submission(source: Path, target: Path):
             continue
         files, size = files + 1, size + path.stat().st_size
         if files > MAX_FILES or size > MAX_BYTES:
-            raise SubmissionError("invalid", f"{source} holds more than {MAX_FILES} files or "
-                                             f"{MAX_BYTES // 2**20} MB: submit only your modules")
+            raise SubmissionError(ErrorKind.INVALID, f"{source} holds more than {MAX_FILES} files or "
+                                  f"{MAX_BYTES // 2**20} MB: submit only your modules")
         shutil.copyfile(path, target / relative)
 
 

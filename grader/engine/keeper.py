@@ -29,9 +29,10 @@ from grader.engine.errors import SubmissionError
 from grader.engine.intake import MAX_BYTES, submission_files
 from grader.engine.options import Options
 from grader.engine.runner import run_checks
-from grader.engine.results import SubmissionResult
+from grader.engine.results import ErrorKind, SubmissionResult
 
-NOT_KEPT = {"timeout", "memory", "crash", "kit"}  # why a check gave no answer, when it depends on the moment
+# Why a check gave no answer, when it depends on the moment.
+NOT_KEPT = {ErrorKind.TIMEOUT, ErrorKind.MEMORY, ErrorKind.CRASH, ErrorKind.KIT}
 # A file written this recently may be written again within the file system's clock tick, keeping its size and
 # time: its content is read each time. An older one is read again only when its size or times change.
 RACY_SECONDS = 2.0

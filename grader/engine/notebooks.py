@@ -123,7 +123,7 @@ def code_cells(path: Path) -> list[str]:
             raise NotebookError(f"{name} has more code than the grader reads (a cell may hold "
                                 f"{MAX_CELL_CHARS:,} characters, all cells {MAX_MODULE_CHARS:,}): move data "
                                 "out of the code cells")
-        if codec.encodable(source) is not source:
+        if codec.clean_value(source) is not source:
             raise NotebookError(f"{name} is not a notebook that can be graded: a code cell holds a character "
                                 "that is not valid text (a lone surrogate such as \\ud800)")
         sources.append(source)

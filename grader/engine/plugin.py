@@ -36,7 +36,7 @@ from grader.engine.intake import exercise_folder
 from grader.engine.errors import KitError, SubmissionError
 from grader.engine.judge import CheckFailure
 from grader.engine.proxies import Namespace
-from grader.engine.results import CheckResult, SubmissionResult
+from grader.engine.results import CheckResult, ErrorKind, SubmissionResult
 from grader.engine.session import PrintLog, Session
 from grader.engine.slot import Limits
 
@@ -54,7 +54,7 @@ PROBLEM = pytest.StashKey[str]()  # why --submission cannot be graded at all (ru
 _MADE = pytest.StashKey[contextlib.ExitStack]()  # the folder of modules made from a learner's notebooks, while graded
 
 # The time a submission ran out of, in a gradebook's terms: a budget spent, or a function stopped earlier.
-_STATUS_KINDS = {"budget": "timeout", "hung": "timeout"}
+_STATUS_KINDS = {ErrorKind.BUDGET: ErrorKind.TIMEOUT, ErrorKind.HUNG: ErrorKind.TIMEOUT}
 MAX_MESSAGE_CHARS = 20_000  # a check's verdict, as kept in results
 MAX_PRINTED_CHARS = 2**21  # what a check's calls printed, labels included (-v keeps up to 1 MB per check)
 
@@ -172,7 +172,7 @@ def begin_submission(config, folder: Path, problem: str = "", shown: str | None 
     # A whole time budget, no function known to hang, nothing a previous student's code printed carried over:
     config.stash[SESSION].begin_submission(config.getoption("time_budget") or options.TIME_BUDGET)
     exercises = config.stash[_EXERCISES]
-    invalid = SubmissionError("invalid", problem) if problem else None
+    invalid = SubmissionError(ErrorKind.INVALID, problem) if problem else None
     config.stash[_UNGRADABLE] = {exercise.module: error for exercise in exercises
                                  if (error := invalid or _ungradable(folder, exercise, shown))}
     config.stash[_NEEDS] = {exercise.module: needs_of(folder, exercise) for exercise in exercises}
@@ -221,10 +221,10 @@ def _ungradable(folder: Path, exercise: registry.Exercise, shown: str | None = N
     path = folder / f"{exercise.module}.py"
     label = f"{exercise.module}.py"
     if not path.is_file():
-        return SubmissionError("missing", f"there is no {label} in {shown or folder}: put your file there, or "
+        return SubmissionError(ErrorKind.MISSING, f"there is no {label} in {shown or folder}: put your file there, or "
                                "check the folder name", f"importing {label}")
     if inspection.untouched(path, exercise.functions):
-        return SubmissionError("not_implemented", "", f"{label}: every function")
+        return SubmissionError(ErrorKind.NOT_IMPLEMENTED, "", f"{label}: every function")
     return None
 
 
@@ -280,7 +280,7 @@ def pytest_runtest_makereport(item, call):
             message = str(getattr(error, "msg", error))
         else:
             message = f"the grader could not judge this ({type(error).__name__}: {error}); please report it"
-            kind = "kit"
+            kind = ErrorKind.KIT
     _record(item, "passed" if report.passed else "skipped" if report.skipped else "failed", message, kind,
             _printed(item.config.stash[SESSION].printed), mistake)
     return report

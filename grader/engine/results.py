@@ -10,11 +10,15 @@ Two rules hold for every format. What a student sees goes through
 :func:`redacted` (one function, so results.json, feedback.md and
 feedback.html cannot disagree): a hidden check says that it failed and why in
 general terms, never its message, its case (which names shapes) or what was
-printed during it. And every text is made :func:`encodable` before it is
-written (a lone surrogate from a student's exception message cannot stop a
-file or a terminal): :func:`write_atomically` writes UTF-8 with anything
-unencodable shown as a backslash escape, and the renderers clean the model
-first (:func:`cleaned`).
+printed during it. And every text is :func:`writable` where it is written:
+what a learner's code sent was cleaned as it crossed into the judge
+(:func:`grader.engine.codec.clean_text`), but a name from a course's export,
+a file name a message quotes or a result read back from disk was not, and a
+lone surrogate in any of them must not stop a file or a terminal.
+:func:`write_atomically` writes UTF-8 with anything unencodable shown as a
+backslash escape, and the renderers take the model escaped the same way
+(:func:`writable_copy`), each then escaping for its own format
+(:mod:`grader.reports.inert`, :mod:`grader.reports.markup`).
 """
 
 from __future__ import annotations
@@ -23,11 +27,45 @@ import copy as _copy
 import os
 import tempfile
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from pathlib import Path
 
+
+class ErrorKind(StrEnum):
+    """Why the learner's code gave a check no answer (:attr:`CheckResult.error`, ``SubmissionError.kind``).
+
+    The one vocabulary every table of kinds is keyed by, here beside the result
+    that carries it (and that every report reads) rather than beside the
+    exception, so that reading one imports no numpy. A :class:`StrEnum`: JSON,
+    CSV and results.json hold the same plain strings as ever, and a kind read
+    back from them compares (and hashes) equal to its member.
+    """
+
+    # What a worker reports, judged on its side from the exception's type (worker.describe).
+    NOT_IMPLEMENTED = "not_implemented"  # the learner's own code raised NotImplementedError: a stub, not started
+    EXCEPTION = "exception"  # any other exception, a library's NotImplementedError included
+    SYNTAX = "syntax"
+    EXIT = "exit"
+    MEMORY = "memory"
+    ENCODING = "encoding"  # a value that cannot cross the boundary as plain data
+    REFUSED = "refused"  # the confinement refused a network connection, a process or a file
+    HUNG = "hung"  # a call into a function that ran past its time limit earlier in this grading
+    # What the judge finds itself.
+    TIMEOUT = "timeout"
+    BUDGET = "budget"  # the submission's time budget was spent
+    CRASH = "crash"
+    MISSING = "missing"
+    INVALID = "invalid"
+    KIT = "kit"  # the grader's own fault: a check it could not judge (never a SubmissionError's)
+
+
+WORKER_KINDS = frozenset({ErrorKind.NOT_IMPLEMENTED, ErrorKind.EXCEPTION, ErrorKind.SYNTAX, ErrorKind.EXIT,
+                          ErrorKind.MEMORY, ErrorKind.ENCODING, ErrorKind.REFUSED, ErrorKind.HUNG})  # a worker's say
+
 STATUSES = ["ok", "timeout", "memory", "crashed", "missing", "invalid"]  # from best to worst
-ERROR_STATUS = {"timeout": "timeout", "memory": "memory", "crash": "crashed", "exit": "crashed",
-                "missing": "missing", "invalid": "invalid", "syntax": "invalid"}
+ERROR_STATUS = {ErrorKind.TIMEOUT: "timeout", ErrorKind.MEMORY: "memory", ErrorKind.CRASH: "crashed",
+                ErrorKind.EXIT: "crashed", ErrorKind.MISSING: "missing", ErrorKind.INVALID: "invalid",
+                ErrorKind.SYNTAX: "invalid"}
 
 
 def points_total(points) -> float:
@@ -51,7 +89,7 @@ class CheckResult:
     message: str = ""
     hidden: bool = False
     printed: str = ""  # what the learner's code printed during the check (capped)
-    error: str = ""  # why the learner's code gave no answer (SubmissionError.kind), "kit" for the grader's fault
+    error: str = ""  # an ErrorKind: why the learner's code gave no answer, or the grader's own fault; "" for none
     function: str = ""  # the learner's function the check called last: the one its verdict is about (hints follow it)
     mistake: str = ""  # the stable name of the mistake the verdict diagnoses (the exercise's registry lists them)
 
@@ -77,7 +115,7 @@ class ExerciseResult:
     @property
     def status(self) -> str:
         ran = [check for check in self.checks if check.outcome != "skipped"]
-        if ran and all(not check.passed and check.error == "not_implemented" for check in ran):  # by kind, not words
+        if ran and all(not check.passed and check.error == ErrorKind.NOT_IMPLEMENTED for check in ran):  # by kind
             return "not started"
         if self.score >= self.max_score - 1e-9:
             return "done"
@@ -176,7 +214,7 @@ def crashed(submission: str, exercises, reason: str) -> SubmissionResult:
     for exercise in exercises:
         result.add(CheckResult(exercise=exercise.module, check="grading", case="", title="Graded to the end",
                                outcome="failed", points=0.0, max_points=float(exercise.max_points),
-                               message=f"the grading of this submission stopped: {reason}", error="crash"),
+                               message=f"the grading of this submission stopped: {reason}", error=ErrorKind.CRASH),
                    exercise.title)
     return result
 
@@ -186,22 +224,25 @@ HIDDEN_FEEDBACK = ("differs from the reference on inputs that stay hidden: test 
                    "of your own (other shapes, other values) against what its docstring promises")
 HIDDEN_ERRORS = {
     "": HIDDEN_FEEDBACK,
-    "timeout": "your code ran past its time limit on inputs that stay hidden: is there a loop that never ends?",
-    "memory": "your code tried to use more memory than allowed on inputs that stay hidden",
-    "exception": "your code raised an error on inputs that stay hidden: test your function on inputs of your own "
-                 "(other shapes, other values) against what its docstring promises",
-    "not_implemented": "not graded: the function is not implemented yet (it still raises NotImplementedError)",
-    "missing": "not graded: the module is missing (the public checks say what to do)",
-    "invalid": "not graded: the module could not be read (the public checks say why)",
-    "syntax": "not graded: the module could not be read (the public checks say why)",
-    "kit": "the grader could not judge this check; please report it",
+    ErrorKind.TIMEOUT: "your code ran past its time limit on inputs that stay hidden: is there a loop that never "
+                       "ends?",
+    ErrorKind.MEMORY: "your code tried to use more memory than allowed on inputs that stay hidden",
+    ErrorKind.EXCEPTION: "your code raised an error on inputs that stay hidden: test your function on inputs of "
+                         "your own (other shapes, other values) against what its docstring promises",
+    ErrorKind.NOT_IMPLEMENTED: "not graded: the function is not implemented yet (it still raises "
+                               "NotImplementedError)",
+    ErrorKind.MISSING: "not graded: the module is missing (the public checks say what to do)",
+    ErrorKind.INVALID: "not graded: the module could not be read (the public checks say why)",
+    ErrorKind.SYNTAX: "not graded: the module could not be read (the public checks say why)",
+    ErrorKind.KIT: "the grader could not judge this check; please report it",
 }
 HIDDEN_OTHERWISE = ("your code crashed, ended the program or did something the checks refuse on inputs that "
                     "stay hidden (the public checks may say more)")
 
 
-def encodable(text) -> str:
-    """``text`` as any file or terminal can take it: a character UTF-8 cannot encode (a lone surrogate) as \\udXXX."""
+def writable(text) -> str:
+    """``text`` escaped at the edge, as any file or terminal can take it: a character UTF-8 cannot encode (a lone
+    surrogate) as \\udXXX, the escape :func:`write_atomically` writes, and nothing else changed."""
     text = text if type(text) is str else str(text)
     if text.isascii():
         return text
@@ -212,24 +253,24 @@ def encodable(text) -> str:
     return text
 
 
-def cleaned(result: SubmissionResult) -> SubmissionResult:
-    """A copy of ``result`` whose every text is :func:`encodable`: field by field, whichever fields (asdict is slow)."""
+def writable_copy(result: SubmissionResult) -> SubmissionResult:
+    """A copy of ``result`` whose every text is :func:`writable`: field by field, whichever fields (asdict is slow)."""
     def copied(thing, **parts):
         copy = _copy.copy(thing)
         for name, value in vars(copy).items():
             if isinstance(value, str):
-                setattr(copy, name, encodable(value))
+                setattr(copy, name, writable(value))
         for name, value in parts.items():
             setattr(copy, name, value)
         return copy
 
-    return copied(result, unprotected=[encodable(line) for line in result.unprotected],
+    return copied(result, unprotected=[writable(line) for line in result.unprotected],
                   exercises=[copied(exercise, checks=[copied(check) for check in exercise.checks])
                              for exercise in result.exercises])
 
 
 def redacted(result: SubmissionResult) -> SubmissionResult:
-    """The result a student may see, for every student-facing format: a copy, its texts encodable.
+    """The result a student may see, for every student-facing format: a copy, its texts writable.
 
     A hidden check keeps its title, verdict and points; it loses its case ids
     (which name shapes and seeds) and what was printed during it, and a failed
@@ -239,7 +280,7 @@ def redacted(result: SubmissionResult) -> SubmissionResult:
     student code can quote them too. A skipped check's message is the kit's own
     and stays. Applying it twice changes nothing.
     """
-    copy = cleaned(result)
+    copy = writable_copy(result)
     for exercise in copy.exercises:
         for check in exercise.checks:
             if check.hidden:  # the diagnosis would say what the hidden inputs showed: the message is redacted too

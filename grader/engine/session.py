@@ -20,6 +20,7 @@ from pathlib import Path
 from grader.engine import codec, intake, registry, system
 from grader.engine.protections import Protections
 from grader.engine.errors import IsolationError, KitError, SubmissionError
+from grader.engine.results import ErrorKind
 from grader.engine.options import TIME_BUDGET
 from grader.engine.slot import Limits, Slot
 
@@ -79,7 +80,7 @@ class Session:
         """Raise SubmissionError ("budget") if the current submission's calls have used up its time budget."""
         left = self.budget_left()
         if left is not None and left <= 0:
-            raise SubmissionError("budget", self.budget_spent("was not run"), label)
+            raise SubmissionError(ErrorKind.BUDGET, self.budget_spent("was not run"), label)
 
     def note_hang(self, slot: Slot, function: str, error: SubmissionError):
         """Remember that ``slot``'s function ran past its limit, for every module of the same folder.

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.engine import clock, codec, registry, servers
-from grader.engine.errors import ERROR_KINDS, KitError, SubmissionError, hang_label
+from grader.engine.errors import KitError, SubmissionError, hang_label
 from grader.engine.intake import remove_tree
+from grader.engine.results import WORKER_KINDS, ErrorKind
 from grader.engine.zygote import START_TIMEOUT, ForkServer, ForkServerError
 
 MAX_MESSAGE = 96 * 2**20  # a 64 MB array, base64-encoded, and change
@@ -207,10 +208,10 @@ class Slot:
         except (EOFError, ConnectionError, OSError):
             ending = self.worker.ending()
             self.stop()
-            raise SubmissionError("crash", f"{ending} while {stage}") from None
+            raise SubmissionError(ErrorKind.CRASH, f"{ending} while {stage}") from None
         except codec.EncodingError as error:
             self.stop()
-            raise SubmissionError("encoding", f"{error} while {stage}") from None
+            raise SubmissionError(ErrorKind.ENCODING, f"{error} while {stage}") from None
         return self._validated(printed, answer)
 
     def _validated(self, printed: tuple, answer) -> dict:
@@ -225,7 +226,7 @@ class Slot:
                 "error" in answer) or (report is not None and (
                 not isinstance(report, dict) or report.get("id") != self.next_id)):
             self.stop()
-            raise SubmissionError("crash", "sent a message the grader did not ask for")
+            raise SubmissionError(ErrorKind.CRASH, "sent a message the grader did not ask for")
         if report is None:
             printed = f"... (more than the grader keeps: {size / 2**20:.1f} MB of printed output)"
         else:
@@ -236,18 +237,16 @@ class Slot:
         if "value" in answer:
             return {"value": answer["value"], "arguments": answer.get("arguments"), "output": printed}
         error = answer["error"] if isinstance(answer["error"], dict) else {}
-        kind = error.get("kind") if error.get("kind") in ERROR_KINDS else "exception"
+        kind = ErrorKind(error["kind"]) if error.get("kind") in WORKER_KINDS else ErrorKind.EXCEPTION
         where = error.get("where")
         if not (isinstance(where, list) and len(where) == 3 and type(where[1]) is int):
             where = None
         else:
             where = (codec.clean_text(str(where[0]), 100), where[1], codec.clean_text(str(where[2]), 200))
         text = codec.clean_text(str(error.get("message", "")), 2000)
-        if kind == "not_implemented" and not (where and "NotImplementedError" in where[2]):
-            kind, error = "exception", {**error, "type": "NotImplementedError"}  # a library's, not a stub's raise
-        if kind == "hung" and text not in {hang_label(module, function) for module, function in self.known_hangs()}:
-            kind, error = "exception", {**error, "type": "RanPastItsLimit"}  # not a function the judge stopped
-        if kind == "exception":
+        if kind == ErrorKind.HUNG and text not in {hang_label(*hung) for hung in self.known_hangs()}:
+            kind, error = ErrorKind.EXCEPTION, {**error, "type": "RanPastItsLimit"}  # not one the judge stopped
+        if kind == ErrorKind.EXCEPTION:
             kind_name = codec.clean_text(str(error.get("type", "Exception")), 100)
             text = f"{kind_name}: {text}" if text else kind_name
         return {"error": SubmissionError(kind, text, where=where, output=printed), "output": printed}
@@ -267,7 +266,7 @@ class Slot:
         module_file = os.path.join(self.directory or "", f"{self.module}.py")
         if self.directory and not self.trusted and not os.path.isfile(module_file):
             self.import_error = SubmissionError(
-                "missing", f"there is no {self.module}.py in {self.origin}: put your file there, or check the "
+                ErrorKind.MISSING, f"there is no {self.module}.py in {self.origin}: put your file there, or check the "
                 "folder name", f"importing {self.module}.py")
             raise self.import_error
         if not self.trusted:
@@ -282,13 +281,13 @@ class Slot:
                 self._run("import", "", ())
             except SubmissionError as error:
                 self.import_error = error
-                if error.kind == "timeout" and not self.trusted:  # the modules that import this one skip it
+                if error.kind == ErrorKind.TIMEOUT and not self.trusted:  # the modules that import this one skip it
                     self.session.note_hang(self, "", error)
                 raise
         try:
             return self._run("call", function, args, report_arguments)
         except SubmissionError as error:
-            if error.kind == "timeout":  # one hang per function is enough to know
+            if error.kind == ErrorKind.TIMEOUT:  # one hang per function is enough to know
                 if self.trusted:
                     self.hung[function] = error
                 else:
@@ -308,8 +307,8 @@ class Slot:
             answer = self._exchange(op, function, args, meter, report_arguments)
         except CallStopped as stopped:
             if stopped.bound == "budget":  # the budget ran out, not the call's own limit: it is not a hang
-                raise SubmissionError("budget", self.session.budget_spent("was stopped"), label) from None
-            raise SubmissionError("timeout", _overrun(stopped.bound, time_limit, allowance), label) from None
+                raise SubmissionError(ErrorKind.BUDGET, self.session.budget_spent("was stopped"), label) from None
+            raise SubmissionError(ErrorKind.TIMEOUT, _overrun(stopped.bound, time_limit, allowance), label) from None
         except SubmissionError as error:
             error.label = label
             raise
@@ -333,7 +332,8 @@ class Slot:
                 raise ValueError("the arguments came back in another form")
             return value, arguments
         except (codec.EncodingError, KeyError, TypeError, ValueError, RecursionError) as exc:
-            raise SubmissionError("encoding", f"returned something the grader cannot read ({exc})", label) from None
+            raise SubmissionError(ErrorKind.ENCODING, f"returned something the grader cannot read ({exc})",
+                                  label) from None
 
 
 class CallStopped(Exception):

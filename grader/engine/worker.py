@@ -35,6 +35,7 @@ module is imported the worker puts a stand-in in its place that raises :class:`R
 
 from __future__ import annotations
 
+import dis
 import errno
 import importlib
 import io
@@ -48,6 +49,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from grader.engine import codec, model_cache
+from grader.engine.results import ErrorKind
 
 # What a learner's worker sees of the environment: nothing of the grader's (tokens, paths, passwords).
 LEARNER_ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HF_HUB_OFFLINE": "1",
@@ -206,13 +208,27 @@ class _Printed(io.TextIOBase):
         return "".join(self.kept)
 
 
+def _in_learner_files(filename: str, directory: str | None) -> bool:
+    return bool(directory) and os.path.abspath(filename).startswith(os.path.abspath(directory))
+
+
 def _learner_frame(tb, directory: str | None):
     """The innermost traceback frame in the learner's files, as (file, line, code)."""
     found = None
     for frame in traceback.extract_tb(tb):
-        if directory and os.path.abspath(frame.filename).startswith(os.path.abspath(directory)):
+        if _in_learner_files(frame.filename, directory):
             found = (os.path.basename(frame.filename), frame.lineno, (frame.line or "").strip())
     return found
+
+
+def _raised_by_learner(exc: BaseException, directory: str | None) -> bool:
+    """Whether a ``raise`` in the learner's files raised ``exc``: by the instruction its innermost frame stopped at,
+    never by the words of a line, so a library's NotImplementedError (from its Python or its C) is no stub's."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and _in_learner_files(tb.tb_frame.f_code.co_filename, directory) \
+        and tb.tb_frame.f_code.co_code[tb.tb_lasti] == dis.opmap["RAISE_VARARGS"]
 
 
 # Why the confinement refused a call, in the lesson's terms: judged from the exception and where it was raised.
@@ -301,25 +317,19 @@ def install_stand_ins(hung: list[list[str]], directory: str | None):
             continue
 
 
+_KINDS = ((SystemExit, ErrorKind.EXIT), (MemoryError, ErrorKind.MEMORY), (codec.EncodingError, ErrorKind.ENCODING),
+          (SyntaxError, ErrorKind.SYNTAX), (RanPastItsLimit, ErrorKind.HUNG))  # by the exception's type, in order
+
+
 def describe(exc: BaseException, directory: str | None) -> dict:
     """A plain-data account of an exception: kind, message and where in the learner's code."""
     refusal = _refusal(exc)
     if refusal:
-        kind = "refused"
-    elif isinstance(exc, NotImplementedError):
-        kind = "not_implemented"
-    elif isinstance(exc, SystemExit):
-        kind = "exit"
-    elif isinstance(exc, MemoryError):
-        kind = "memory"
-    elif isinstance(exc, codec.EncodingError):
-        kind = "encoding"
-    elif isinstance(exc, SyntaxError):
-        kind = "syntax"
-    elif isinstance(exc, RanPastItsLimit):
-        kind = "hung"
+        kind = ErrorKind.REFUSED
+    elif isinstance(exc, NotImplementedError) and _raised_by_learner(exc, directory):
+        kind = ErrorKind.NOT_IMPLEMENTED  # the stub's raise: not started; a library's is an exception
     else:
-        kind = "exception"
+        kind = next((kind for raised, kind in _KINDS if isinstance(exc, raised)), ErrorKind.EXCEPTION)
     where = _learner_frame(exc.__traceback__, directory)
     if isinstance(exc, SyntaxError) and exc.filename:
         where = (os.path.basename(exc.filename), exc.lineno, (exc.text or "").strip())

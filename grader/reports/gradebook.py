@@ -32,7 +32,7 @@ import os
 from pathlib import Path
 
 from grader.engine.intake import NAME_BYTES
-from grader.engine.results import SubmissionResult, cleaned, encodable, redacted, write_atomically
+from grader.engine.results import SubmissionResult, redacted, writable, writable_copy, write_atomically
 from grader.reports import summary
 from grader.reports.gradescope import gradescope
 from grader.reports.html_table import html as table
@@ -65,9 +65,9 @@ def student_folder(out: Path, student: str) -> Path:
     name = student
     if not name or name.startswith((".", _MARK)) or name.casefold() in {f.casefold() for f in RESERVED}:
         name = _MARK + name
-    if "/" in name or "\0" in name or encodable(name) != name or len(name.encode("utf-8")) > NAME_BYTES:
+    if "/" in name or "\0" in name or writable(name) != name or len(name.encode("utf-8")) > NAME_BYTES:
         digest = hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:20]
-        readable = encodable(student).replace("/", "_").replace("\0", "_").encode("utf-8")[:200]
+        readable = writable(student).replace("/", "_").replace("\0", "_").encode("utf-8")[:200]
         name = f"{_MARK}~{readable.decode('utf-8', 'ignore')}-{digest}"
     return Path(out) / name
 
@@ -138,7 +138,7 @@ def feedback_html(result: SubmissionResult, student: str) -> str:
     shown = redacted(result)
     why = " ".join(html.escape(line[0].upper() + line[1:]) + "." for line in status_lines(shown))
     status = f"\n<p><b>Status: {html.escape(shown.status)}.</b> {why}</p>" if why else ""
-    return html_page(f"Feedback for {encodable(student)}", table(shown, total_first=True, under_total=status))
+    return html_page(f"Feedback for {writable(student)}", table(shown, total_first=True, under_total=status))
 
 
 def write_student(folder: Path, student: str, result: SubmissionResult):
@@ -154,10 +154,10 @@ def write_student(folder: Path, student: str, result: SubmissionResult):
 
 
 def record(result: SubmissionResult) -> SubmissionResult:
-    """What softlookup.json keeps: the whole result, hidden messages included, its texts encodable, less
+    """What softlookup.json keeps: the whole result, hidden messages included, its texts writable, less
     what learner code printed during a check it passed, which no report shows (and which, kept, would grow
     the record with every call of a student who prints)."""
-    kept = cleaned(result)
+    kept = writable_copy(result)
     for exercise in kept.exercises:
         for check in exercise.checks:
             if check.passed:

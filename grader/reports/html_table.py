@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from html import escape
 
-from grader.engine.results import SubmissionResult, cleaned
+from grader.engine.results import SubmissionResult, writable_copy
 from grader.reports import markup
 from grader.reports.verdicts import Problem, one_line, points, verdict
 
@@ -20,7 +20,7 @@ def html(result: SubmissionResult, total_first: bool = False, under_total: str =
     ``under_total`` (HTML already made safe) right under it.
     """
     colours = {"green": "#1a7f37", "red": "#cf222e", "yellow": "#9a6700"}
-    result = cleaned(result)
+    result = writable_copy(result)
     parts = []
     if result.unprotected:  # the terminal report's line, as it says it
         parts.append(f'<p style="color:{colours["yellow"]}">Learner code ran without: '

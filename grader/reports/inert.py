@@ -1,8 +1,12 @@
-"""Text that came from a student, made inert wherever a report puts it; and the page every HTML report uses.
+"""Text from a student, escaped for each format where a report puts it; and the page every HTML report uses.
 
-A spreadsheet takes no cell for a formula (:func:`csv_text`), Markdown quotes
-a student's text as text (:func:`inline`, :func:`fenced`), and a page has the
-kit's one heading (:func:`html_page`). One number format for points too.
+What a learner's code sent was cleaned once, as it crossed into the judge
+(:func:`grader.engine.codec.clean_text`); here, at the edge, each format
+escapes what would mean something in it: a spreadsheet takes no cell for a
+formula (:func:`csv_text`), Markdown quotes a student's text as text
+(:func:`inline`, :func:`fenced`), and a page has the kit's one heading
+(:func:`html_page`). Every one is :func:`~grader.engine.results.writable`
+first, for text that never crossed from a worker (a name from an export).
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import html
 import re
 
-from grader.engine.results import encodable
+from grader.engine.results import writable
 
 
 def html_page(title: str, body: str) -> str:
@@ -30,7 +34,7 @@ def csv_text(text: str) -> str:
     A cell that starts with ``= + - @``, a tab or a line break, after any spaces, is prefixed with a
     single quote; the csv module quotes it and doubles its quotes. Read back, the cell is ``'`` and the text.
     """
-    text = encodable(text)
+    text = writable(text)
     return "'" + text if text.lstrip(" ").startswith(_FORMULA) else text
 
 
@@ -38,13 +42,13 @@ def inline(text: str) -> str:
     """A student's text (or a message that may quote one) for the middle of a Markdown line, heading or table
     cell: one line, and every character that could start markup (emphasis, code, links, HTML, an entity, a
     table's pipe) escaped with a backslash, so CommonMark shows it as the text it is."""
-    return _MARKDOWN_INLINE.sub(lambda match: "\\" + match.group(0), " ".join(encodable(text).splitlines()))
+    return _MARKDOWN_INLINE.sub(lambda match: "\\" + match.group(0), " ".join(writable(text).splitlines()))
 
 
 def fenced(text: str, indent: str = "") -> str:
     """A student's text as a Markdown code block that nothing in it can close: its fence is one backtick
     longer than the longest run of backticks inside (CommonMark closes a fence only with one as long)."""
-    text = encodable(text)
+    text = writable(text)
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
     body = "\n".join(indent + line for line in text.splitlines())
     return f"{indent}{fence}\n{body}\n{indent}{fence}"

@@ -35,15 +35,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from grader.engine import registry
-from grader.engine.results import STATUSES, CheckResult, ExerciseResult, SubmissionResult, encodable
+from grader.engine.results import STATUSES, CheckResult, ErrorKind, ExerciseResult, SubmissionResult, writable
 from grader.reports import inert
 from grader.reports.verdicts import points
 
 # Why an exercise has nothing of a student's to grade, from its checks' errors, in the order they are shown.
 ABSENCES = ("not started", "missing", "could not be read", "functions not started")
-UNREADABLE = {"invalid", "syntax"}  # a file that is not a submission, a broken zip, a syntax error
+UNREADABLE = {ErrorKind.INVALID, ErrorKind.SYNTAX}  # a file that is not a submission, a broken zip, a syntax error
 # Why a student's code gave no answer to judge, by its checks' errors: apart from the lesson's mistakes.
-STOPPED = {"timeout": "ran out of time", "memory": "ran out of memory", "crash": "crashed", "exit": "crashed"}
+STOPPED = {ErrorKind.TIMEOUT: "ran out of time", ErrorKind.MEMORY: "ran out of memory", ErrorKind.CRASH: "crashed",
+           ErrorKind.EXIT: "crashed"}
 
 
 @dataclass
@@ -93,7 +94,7 @@ def diagnosis(case: CheckResult) -> tuple[str, str]:
 def absence(exercise: ExerciseResult) -> str | None:
     """Why none of the exercise's checks ran on a student's own code, if none did (one of :data:`ABSENCES`)."""
     errors = {check.error for check in exercise.checks if not check.passed}
-    if "missing" in errors:
+    if ErrorKind.MISSING in errors:
         return "missing"
     if exercise.status == "not started":
         return "not started"
@@ -109,7 +110,7 @@ def absences(graded: dict[str, SubmissionResult]) -> dict[str, Counter]:
             counts = table.setdefault(exercise.name, Counter())
             if why := absence(exercise):
                 counts[why] += 1
-            elif any(check.error == "not_implemented" for check in exercise.checks):
+            elif any(check.error == ErrorKind.NOT_IMPLEMENTED for check in exercise.checks):
                 counts["functions not started"] += 1
     return table
 
@@ -137,7 +138,7 @@ def mistakes(graded: dict[str, SubmissionResult]) -> list[Mistake]:
             told_here = {}  # (name, text) -> the checks that told it, for this student and exercise
             for (name, hidden), cases in exercise.grouped().items():
                 failed = [case for case in cases if case.outcome == "failed"
-                          and case.error != "not_implemented" and case.error not in STOPPED]
+                          and case.error != ErrorKind.NOT_IMPLEMENTED and case.error not in STOPPED]
                 # Each mistake the failed cases named, once; a check whose cases named none, by its first's advice.
                 diagnosed = [diagnosis(case) for case in failed]
                 for each in {d for d in diagnosed if d[0]} or diagnosed[:1]:
@@ -298,7 +299,7 @@ def mistakes_figure(found: list[Mistake]):
 def chart_label(mistake: Mistake, width: int = 60, lines: int = 2) -> str:
     """A mistake's label on the chart: its exercise and what it is, on at most ``lines`` lines of ``width``,
     cut between words (a … where it goes on)."""
-    wrapped = textwrap.wrap(encodable(f"{mistake.exercise}: {mistake.told}"), width)
+    wrapped = textwrap.wrap(writable(f"{mistake.exercise}: {mistake.told}"), width)
     if len(wrapped) > lines:
         wrapped[lines - 1:] = [textwrap.shorten(" ".join(wrapped[lines - 1:]), width, placeholder=" …")]
     return "\n".join(wrapped)

@@ -27,7 +27,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from grader.engine.results import CheckResult, ExerciseResult, SubmissionResult, cleaned
+from grader.engine.results import CheckResult, ExerciseResult, SubmissionResult, writable_copy
 from grader.reports import markup
 from grader.reports.verdicts import Problem, one_line, points, verdict
 
@@ -53,7 +53,7 @@ def render(result: SubmissionResult, console, road: Road = CHECK, reserve: int |
     fitted screen instead. Into a pipe (no terminal) every table row and
     message is one line, whole: whatever reads the pipe decides how to wrap.
     """
-    result = cleaned(result)  # a terminal cannot take a lone surrogate either
+    result = writable_copy(result)  # a terminal cannot take a lone surrogate either
     if console.is_terminal and reserve is not None and _height(result, console, road) > console.height - reserve:
         _screen(result, console, set(), reserve, road)
         return
@@ -153,7 +153,7 @@ def watch_screen(result: SubmissionResult, console, changed: set[str] = frozense
     saved; the first of them that is not done is the focus, else the first
     exercise in progress. Below it, watch prints its own line.
     """
-    _screen(cleaned(result), console, changed, 2)
+    _screen(writable_copy(result), console, changed, 2)
 
 
 def _screen(result: SubmissionResult, console, changed: set[str], reserve: int, road: Road | None = None):
@@ -226,7 +226,7 @@ def _details(exercise: ExerciseResult, console, room: int, more: str, road: Road
 def cases(result: SubmissionResult, check: str, console) -> int:
     """Every case of ``check`` in each exercise graded, with its own outcome and message; how many were shown."""
     shown = 0
-    for exercise in cleaned(result).exercises:
+    for exercise in writable_copy(result).exercises:
         for (name, hidden), found in exercise.grouped().items():
             if name != check:
                 continue

@@ -72,6 +72,19 @@ def test_stubs_earn_nothing():
                if c.outcome == "failed")
 
 
+def test_not_started_is_a_stubs_raise_not_words_that_say_so(tmp_path):
+    """An answer that raises ValueError("not implemented yet") is code that ran: an error, the exercise in
+    progress. A stub's own ``raise NotImplementedError`` is not started, also where the file is not the stub."""
+    said = make_submission(tmp_path / "said", append={"softmax": (
+        'def softmax(x, axis=-1):\n    raise ValueError("not implemented yet")')})
+    stub = make_submission(tmp_path / "stub", append={"softmax": (
+        'def softmax(x, axis=-1):\n    raise NotImplementedError("softmax(): replace this line with your code")')})
+    raised, unfinished = (run(folder, ["softmax"], hidden=False).exercises[0] for folder in (said, stub))
+    assert raised.status == "in progress" and {c.error for c in raised.checks} == {"exception"}
+    assert any("raised ValueError: not implemented yet" in c.message for c in raised.checks)
+    assert unfinished.status == "not started" and {c.error for c in unfinished.checks} == {"not_implemented"}
+
+
 # Right answers written differently must not lose points (the second-worst bug).
 OTHER_RIGHT_ANSWERS = {
     "float32 everywhere": {

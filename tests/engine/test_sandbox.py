@@ -61,6 +61,20 @@ def read(path):
 
 def escape_codes():
     raise ValueError("\\x1b[2J\\x1b[31mcleared your screen\\u202e")
+
+def unfinished():
+    raise NotImplementedError("unfinished(): replace this line with your code")
+
+def not_yet():
+    raise ValueError("not implemented yet")
+
+def from_a_library():
+    import logging
+    return logging.Handler().emit(None)  # NotImplementedError, raised by the library
+
+def from_c():
+    import io
+    return io.RawIOBase().readinto(bytearray(1))  # NotImplementedError, raised in C: this line innermost
 '''
 
 
@@ -139,6 +153,21 @@ def test_learner_text_loses_its_control_characters(toy):
         learner.toy.escape_codes()
     assert "\x1b" not in str(error.value) and "\u202e" not in str(error.value)
     assert "cleared your screen" in str(error.value)
+
+
+@pytest.mark.parametrize("function, kind, said", [
+    ("unfinished", "not_implemented", "is not implemented yet"),
+    ("not_yet", "exception", "raised ValueError: not implemented yet at toy.py"),
+    ("from_a_library", "exception", "raised NotImplementedError: emit must be implemented by Handler subclasses"),
+    ("from_c", "exception", "raised NotImplementedError at toy.py line 63"),
+])
+def test_not_implemented_is_a_raise_in_the_learners_code(toy, function, kind, said):
+    """Not started is the learner's own ``raise NotImplementedError`` (the stub's), told by the exception's type and
+    where it was raised, never by words: not a message that says so, nor a library's, nor a line that names it."""
+    learner, _, _ = toy
+    with pytest.raises(SubmissionError) as error:
+        getattr(learner.toy, function)()
+    assert error.value.kind == kind and said in str(error.value)
 
 
 def test_a_missing_module_says_where_it_looked(toy, tmp_path):

@@ -14,6 +14,7 @@ from grader.lesson import lesson
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.engine.codec import ModelSpec
 from grader.engine.errors import SubmissionError
+from grader.engine.results import ErrorKind
 
 # Each shape of lesson.TINY_SHAPES: a head size, head count or layer count written in as a number fails one.
 MODELS = {shape: ModelSpec(kind="tiny", seed=0, head="lm", shape=shape) for shape in lesson.TINY_SHAPES}
@@ -65,13 +66,13 @@ def read_patterns(submission, function: str, spec, text, *where):
     try:
         return getattr(submission.gpt2_heads, function)(spec, spec.tokenizer(), text, *where)
     except SubmissionError as error:
-        empty = error.kind == "exception" and EMPTY_ATTENTIONS[0] in error.message
-        if error.kind == "exception" and EMPTY_ATTENTIONS[1] in error.message and where[0] != 0:
+        empty = error.kind == ErrorKind.EXCEPTION and EMPTY_ATTENTIONS[0] in error.message
+        if error.kind == ErrorKind.EXCEPTION and EMPTY_ATTENTIONS[1] in error.message and where[0] != 0:
             try:
                 getattr(submission.gpt2_heads, function)(spec, spec.tokenizer(), text, 0, *where[1:])
             except SubmissionError as again:
-                empty = again.kind == "exception" and EMPTY_ATTENTIONS[1] in again.message
-        elif error.kind == "exception" and EMPTY_ATTENTIONS[1] in error.message:
+                empty = again.kind == ErrorKind.EXCEPTION and EMPTY_ATTENTIONS[1] in again.message
+        elif error.kind == ErrorKind.EXCEPTION and EMPTY_ATTENTIONS[1] in error.message:
             empty = True
         if empty:
             judge.fail(f"{error} The attentions were an empty tuple. In transformers 5 a GPT-2's output ends with "
@@ -235,9 +236,9 @@ def test_attention_share_unknown_token(submission):
     try:
         received = submission.gpt2_heads.attention_share(SHARE_TOKENS, pattern, "it", "dog")
     except SubmissionError as error:
-        if error.kind == "exception" and error.message.startswith("ValueError"):
+        if error.kind == ErrorKind.EXCEPTION and error.message.startswith("ValueError"):
             return
-        if error.kind != "exception":  # not implemented, a crash, a time-out: say so as it is
+        if error.kind != ErrorKind.EXCEPTION:  # not implemented, a crash, a time-out: say so as it is
             raise
         judge.fail(f"attention_share(..., 'it', 'dog') raised {error.message.split(':')[0]}; the docstring asks "
                    "for a ValueError that names the missing token.", "missing-token-not-a-valueerror")

@@ -17,6 +17,7 @@ from grader.checks.learning_numpy import (BEDROOMS, NINE_QUERIES, PRICES, mse, n
                                           rule_hint, sharpness_slope, slope_hint, soft_answers, soft_slope)
 from grader.engine import judge
 from grader.engine.errors import SubmissionError
+from grader.engine.results import ErrorKind
 TRUE_SHARPNESS = 1.5
 # float32 is enough to earn full marks: slopes to £1 per bedroom (1e-3 £k), losses to 1e-5 relative.
 SLOPE_ATOL, LOSS_RTOL = 1e-3, 1e-5
@@ -35,7 +36,7 @@ def learner(submission, function, *args, graph_hint=GRAPH_CUT, graph_mistake="gr
         return getattr(submission.learning, function)(*args)
     except SubmissionError as error:
         autograd = ("does not require grad", "NoneType")
-        if error.kind == "exception" and any(sign in error.message for sign in autograd):
+        if error.kind == ErrorKind.EXCEPTION and any(sign in error.message for sign in autograd):
             judge.fail(f"{error} {graph_hint}", graph_mistake)
         raise
 

@@ -5,6 +5,7 @@ import pytest
 
 from grader.engine import judge
 from grader.engine.errors import SubmissionError
+from grader.engine.results import ErrorKind
 from grader.lesson import lesson
 
 BEDROOMS, PRICES = list(lesson.BEDROOMS), list(lesson.PRICES)  # prices in thousands of pounds
@@ -153,7 +154,7 @@ def test_nearest_lookup(submission):
     try:
         found = submission.lookup.nearest_lookup(2.2, keys, values)
     except SubmissionError as error:
-        if error.kind != "exception":
+        if error.kind != ErrorKind.EXCEPTION:
             raise
         judge.fail(f"{what}, with integer keys, raised {error.message}. Keys may be integers: compute the distances "
                    "in a new float array (np.abs(np.asarray(keys, dtype=float) - query)), not in the keys' own dtype.",
@@ -289,7 +290,7 @@ def test_sharpness_limits(submission):
     try:  # sharpness 0 itself is allowed (>= 0): every score is 0
         answer, weights = soft(submission, 3.7, 0.0)
     except SubmissionError as error:
-        if error.kind != "exception":
+        if error.kind != ErrorKind.EXCEPTION:
             raise
         judge.fail(f"soft_lookup(3.7, sharpness=0) raised {error.message}. A sharpness of 0 is allowed (the "
                    "docstring says >= 0): every score is then 0, the weights are equal and the answer is the mean "

@@ -5,6 +5,7 @@ import pytest
 
 from grader.engine import judge
 from grader.engine.errors import SubmissionError
+from grader.engine.results import ErrorKind
 
 # The scores of the two-number example (exercise 3) and the weights the lesson gives them.
 LESSON_SCORES = [-1.53, 2.44, 0.79, -1.05, -0.64]
@@ -80,7 +81,7 @@ def test_lesson_scores(submission):
     try:
         received = submission.softmax.softmax(integers)
     except SubmissionError as error:
-        if error.kind != "exception":
+        if error.kind != ErrorKind.EXCEPTION:
             raise
         judge.fail(f"softmax(np.array([2, 1, 0])), integer scores, raised {error.message}. Scores may be integers: "
                    "turn them into floats first (np.asarray(x, dtype=float), or a float64 tensor).",
