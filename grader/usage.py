@@ -10,6 +10,7 @@ it graded, so no mistake on the command line loses work.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 
@@ -26,6 +27,22 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise UsageError(f"{message} (see {self.prog} --help)", self.prog)
+
+
+# The packages only a road's extra installs (pyproject.toml), and that extra: the kit's core leaves them out.
+EXTRAS = {"nbgrader": "nbgrader", "ipywidgets": "notebooks"}
+
+
+def optional(package: str):
+    """``package`` of :data:`EXTRAS`, imported where it is needed, not before; missing, one line naming the
+    extra that installs it rather than a traceback."""
+    try:
+        return importlib.import_module(package)
+    except ModuleNotFoundError as error:
+        if error.name != package:  # something it imports is missing: not a matter of the extra
+            raise
+        raise UsageError(f"{package} is not installed: in the kit's folder, pip install -e '.[{EXTRAS[package]}]'") \
+            from None
 
 
 def run(main, argv, prog: str) -> int:

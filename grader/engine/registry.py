@@ -118,9 +118,10 @@ def _points(markers: list[ast.Call]) -> int | float | None:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
 
 
-def read_checks(path: Path) -> tuple[list[Check], list[str]]:
-    """The checks of one check file with their points, and one line per check or marker that is wrong."""
-    name = path.relative_to(KIT_ROOT)
+def read_checks(path: Path, root: Path = KIT_ROOT) -> tuple[list[Check], list[str]]:
+    """The checks of one check file with their points, and one line per check or marker that is wrong, naming
+    the file from ``root`` (``softlookup dev check`` reads a kit at another root as well: a test's copy)."""
+    name = path.relative_to(root)
     try:
         tree = ast.parse(path.read_bytes(), str(path))
     except SyntaxError as error:

@@ -17,6 +17,7 @@ import numpy as np
 
 from grader.reports import markup
 from grader.lesson import explore, lesson
+from grader.usage import optional
 
 COLOURS = {"exact": "#8c8c8c", "nearest": "#e07b00", "soft": "#1f5fbf"}
 
@@ -36,7 +37,7 @@ def _not_while_grading(widget):
 @_not_while_grading
 def house_prices(exact_lookup, nearest_lookup, soft_lookup):
     """House prices: slide the query from 1 to 5 bedrooms, change the sharpness, compare the three lookups."""
-    import ipywidgets as w
+    w = optional("ipywidgets")  # the notebooks extra's, not the core's
 
     functions = {"exact": exact_lookup, "nearest": nearest_lookup, "soft": soft_lookup}
     query = w.FloatSlider(value=3.0, min=1.0, max=5.0, step=0.1, description="bedrooms", readout_format=".1f")
@@ -72,7 +73,7 @@ def house_prices(exact_lookup, nearest_lookup, soft_lookup):
 @_not_while_grading
 def two_number_query(attend):
     """The two-number query: move the query of the last "the" and watch who gets its attention."""
-    import ipywidgets as w
+    w = optional("ipywidgets")  # the notebooks extra's, not the core's
 
     x = w.FloatSlider(value=float(lesson.QUERY[0]), min=-3, max=3, step=0.05, description="is a thing")
     y = w.FloatSlider(value=float(lesson.QUERY[1]), min=-3, max=3, step=0.05, description="is an action")
@@ -99,7 +100,7 @@ def two_number_query(attend):
 @_not_while_grading
 def gpt2_head(head_pattern, text: str = lesson.SENTENCE):
     """GPT-2's heads: pick a layer and a head and see where each token looks, " it" highlighted."""
-    import ipywidgets as w
+    w = optional("ipywidgets")  # the notebooks extra's, not the core's
 
     from grader.lesson import models
 

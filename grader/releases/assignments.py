@@ -14,10 +14,12 @@ from grader.releases.exercise_notebooks import learner_notebook
 from grader.releases.stubs import make_stub
 
 
-def planned(solutions: Path, assignments: Path) -> dict[Path, str]:
-    """Every assignment file (module and notebook) and the text it should have."""
+def planned(solutions: Path, assignments: Path,
+            exercises: tuple[registry.Exercise, ...] = registry.EXERCISES) -> dict[Path, str]:
+    """Every assignment file (module and notebook) of ``exercises`` and the text it should have (``softlookup dev
+    check`` passes those of the kit it reads, which need not be this package's)."""
     plan = {}
-    for exercise in registry.EXERCISES:
+    for exercise in exercises:
         source = (solutions / f"{exercise.module}.py").read_text()
         plan[assignments / f"{exercise.module}.py"] = make_stub(source, f"{exercise.module}.py")
         plan[assignments / f"{exercise.module}.ipynb"] = learner_notebook(exercise, source)

@@ -42,7 +42,8 @@ SHIPPED = [
     *[f"warm/{name}.py" for name in ("__init__", "client", "place", "server")],
     *[f"commands/{name}.py" for name in ("__init__", "check", "fetch", "hint")],
     *[f"lesson/{name}.py" for name in ("__init__", "explore", "kernel", "lesson", "models", "widgets")],
-    "checks/__init__.py", "checks/exercises.toml", "checks/fixtures.py", "checks/learning_numpy.py",
+    "checks/__init__.py", "checks/exercises.toml", "checks/fixtures.py", "checks/gpt2_readouts.py",
+    "checks/learning_numpy.py", "checks/learning_results.py",
     "checks/pytest.ini", "checks/public",
     "data/gpt2",
 ]

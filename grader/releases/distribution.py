@@ -56,8 +56,11 @@ def kit_project() -> dict:
 
 
 def dependencies(names: list[str], pins: dict[str, str] | None = None) -> list[str]:
-    """The kit's requirement for each of ``names``, or ``name==pin`` where ``pins`` names a version."""
-    kit = {Requirement(line).name: line for line in kit_project()["project"]["dependencies"]}
+    """The kit's requirement for each of ``names``, or ``name==pin`` where ``pins`` names a version. A release
+    has no extras: it depends on what it needs, be it in the kit's core or in one of its roads' extras."""
+    project = kit_project()["project"]
+    lines = [*project["dependencies"], *(line for extra in project["optional-dependencies"].values() for line in extra)]
+    kit = {Requirement(line).name: line for line in lines}
     pins = pins or {}
     return [f"{name}=={pins[name]}" if name in pins else kit[name] for name in names]
 

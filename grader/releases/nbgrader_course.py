@@ -28,7 +28,7 @@ import ast
 from pathlib import Path
 
 from grader.engine import registry
-from grader.usage import Parser, UsageError
+from grader.usage import Parser, UsageError, optional
 from grader.releases.exercise_notebooks import CHECK_INTRO, Cell, layout, notebook
 from grader.engine.notebooks import KIT_TAG
 from grader.releases.stubs import MarkerError
@@ -145,6 +145,7 @@ def main(argv=None) -> int:
     parser.add_argument("--force", action="store_true",
                         help="replace the configuration and source notebooks of a course already in COURSE")
     args = parser.parse_args(argv)
+    optional("nbgrader")  # before writing a course that nbgrader alone can take further
     if not args.solutions.is_dir():
         parser.error(f"{args.solutions} is not a folder of solutions (give --solutions DIR)")
     exercises = [registry.exercise(name) for name in args.exercise] if args.exercise else list(registry.EXERCISES)

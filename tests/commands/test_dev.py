@@ -1,13 +1,14 @@
 """softlookup dev: the kit's self-check finds each kind of inconsistency, and a new exercise touches only its own.
 
-Every inconsistency is planted in a copy of the kit, graded by nothing:
-``softlookup dev check`` runs there (the copy's ``grader`` first on the path)
-and must print the one line that says what to do.
+Every inconsistency is planted in one copy of the kit, graded by nothing and
+put back after each test: ``softlookup dev check`` runs on it in this process
+(``dev.main`` takes the kit's root) and must print the one line that says what
+to do. Only what grades or releases runs as a command with the copy's own
+``grader`` first on the path.
 """
 
 import difflib
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -17,26 +18,45 @@ import pytest
 from attacks import kit_copy, manifest
 from grader import cli
 from grader.commands import dev
-from grader.commands.dev.consistency import DOCUMENTS, PLACEHOLDER
-from grader.releases.stubs import BEGIN, END
+from grader.commands.dev.consistency import PLACEHOLDER
+from grader.commands.dev.readme import END as TABLE_END
+from grader.commands.dev.readme import START as TABLE_START
 from grader.engine import registry
+from grader.releases.stubs import BEGIN, END
+from grader.usage import run
 
 TOML = "grader/checks/exercises.toml"
 SOFTMAX_CHECKS = "grader/checks/public/test_softmax.py"
 
 
+def contents(folder) -> dict:
+    return {path: path.read_bytes() for path in folder.rglob("*") if path.is_file() and "__pycache__" not in path.parts}
+
+
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory):
+    """The module's one copy of the kit, with the README whose table dev check reads, and what it holds."""
     kit = kit_copy(tmp_path_factory.mktemp("pristine"), registry.KIT_ROOT)
-    for name in DOCUMENTS:  # the README's table and the totals that the kit's documents state
-        (kit / name).parent.mkdir(exist_ok=True)
-        shutil.copy(registry.KIT_ROOT / name, kit / name)
-    return kit
+    shutil.copy(registry.KIT_ROOT / "README.md", kit / "README.md")
+    return kit, contents(kit)
 
 
 @pytest.fixture
-def kit(pristine, tmp_path):
-    return shutil.copytree(pristine, tmp_path / "kit")
+def kit(pristine):
+    """The copy, put back as it was once the test is done: a plant changes a file or two of it."""
+    root, files = pristine
+    yield root
+    for path in contents(root).keys() - files.keys():
+        path.unlink()
+    for path, data in files.items():
+        if not path.is_file() or path.read_bytes() != data:
+            path.write_bytes(data)
+
+
+def dev_check(kit, capsys, *options) -> tuple[int, list[str]]:
+    """``softlookup dev check OPTIONS`` on the copy, in this process: its status and the lines it printed."""
+    status = dev.main(["check", *options], root=kit)
+    return status, capsys.readouterr().out.splitlines()
 
 
 def softlookup(kit, *args) -> subprocess.CompletedProcess:
@@ -64,6 +84,23 @@ def line_of(path, fragment) -> int:
 def test_dev_check_passes_on_the_kit(capsys):
     assert dev.main(["check"]) == 0
     assert capsys.readouterr().out == f"{len(registry.EXERCISES)} exercises, all in step\n"
+
+
+def test_dev_check_reads_no_readme_prose(kit, capsys):
+    """Every word of the README outside the table's block may change: dev check reads the block alone."""
+    readme = kit / "README.md"
+    text = readme.read_text()
+    start, end = text.index(TABLE_START), text.index(TABLE_END) + len(TABLE_END)
+    readme.write_text(text[:start].upper() + text[start:end] + text[end:].upper())
+    assert dev_check(kit, capsys) == (0, [f"{len(registry.EXERCISES)} exercises, all in step"])
+
+
+def test_dev_check_fix_writes_the_readme_table(kit, capsys):
+    readme = kit / "README.md"
+    pristine = readme.read_text()
+    edit(readme, "| 26 | 5 | 31 |", "| 25 | 5 | 30 |")
+    assert dev_check(kit, capsys, "--fix") == (0, [f"{len(registry.EXERCISES)} exercises, all in step"])
+    assert readme.read_text() == pristine
 
 
 def test_the_totals_are_read_from_the_checks_markers():
@@ -253,34 +290,24 @@ def no_hint(kit):
 
 
 @kind
-def readme_row_points(kit):
-    edit(kit / "README.md", "`fit_nearest_key` | 31 |", "`fit_nearest_key` | 30 |")
-    row = line_of(kit / "README.md", "| `learning.py`")
-    return f"README.md:{row}: the row of learning.py gives 30 points: make it 31"
+def readme_table_edited_by_hand(kit):
+    edit(kit / "README.md", "| 26 | 5 | 31 |", "| 26 | 5 | 30 |")
+    return (f"README.md:{line_of(kit / 'README.md', TABLE_START)}: the table of exercises is out of step with the "
+            "registry and the checks' points: run softlookup dev check --fix")
 
 
 @kind
-def readme_row_missing(kit):
-    edit(kit / "README.md", "| `gpt2_values.py` | `head_vectors`, `head_output`, `value_contributions` | 17 |\n", "")
-    return ("README.md: the exercises table has no row for gpt2_values.py: add | `gpt2_values.py` | `head_vectors`, "
-            "`head_output`, `value_contributions` | 17 | after the row of learning.py")
+def readme_table_out_of_date(kit):
+    edit(kit / SOFTMAX_CHECKS, "@pytest.mark.points(2)\ndef test_lesson_scores", "@pytest.mark.points(3)\ndef test_lesson_scores")
+    return (f"README.md:{line_of(kit / 'README.md', TABLE_START)}: the table of exercises is out of step with the "
+            "registry and the checks' points: run softlookup dev check --fix")
 
 
 @kind
-def document_total(kit):
-    guide = kit / "docs" / "instructors.md"
-    edit(guide, "grades the 109 public points", "grades the 100 public points")
-    return (f"docs/instructors.md:{line_of(guide, 'grades the 100')}: make 'grades the 100 public points' say 109 "
-            "(the public checks' points)")
-
-
-@kind
-def total_stated_nowhere(kit):
-    for name in DOCUMENTS:
-        path = kit / name
-        path.write_text(path.read_text().replace("grades the 109 public points", "grades the public points"))
-    return ("the kit's documents (" + ", ".join(DOCUMENTS) + "): no sentence matches "
-            r"'grades the (\\d+(?:\\.\\d+)?) public points': state the public checks' points (109) in those words")
+def readme_table_missing(kit):
+    edit(kit / "README.md", TABLE_END, "")
+    return (f"README.md: no table of exercises: put back the lines {TABLE_START} and {TABLE_END} under "
+            '"## The exercises", then run softlookup dev check --fix')
 
 
 @kind
@@ -299,11 +326,10 @@ def placeholder_left(kit):
 
 
 @pytest.mark.parametrize("plant", KINDS.values(), ids=KINDS)
-def test_dev_check_names_what_to_do(kit, plant):
+def test_dev_check_names_what_to_do(kit, plant, capsys):
     expected = plant(kit)
-    done = softlookup(kit, "dev", "check")
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert expected in done.stdout.splitlines(), done.stdout
+    status, lines = dev_check(kit, capsys)
+    assert status == 1 and expected in lines, lines
 
 
 def test_a_check_without_points_stops_grading_too(kit):
@@ -316,12 +342,14 @@ def test_a_check_without_points_stops_grading_too(kit):
     ("grader only", "softlookup dev: this is for the kit's repository, with solutions/ and tests/ beside grader/"),
     ("a student bundle", "softlookup: dev is for the kit's repository; this edition has: check,"),
 ])
-def test_dev_outside_the_kits_repository_says_where_it_belongs(tmp_path, layout, expected):
-    shutil.copytree(registry.PACKAGE_DIR, tmp_path / "grader", ignore=shutil.ignore_patterns("__pycache__"))
-    if layout == "a student bundle":
-        shutil.rmtree(tmp_path / "grader" / "commands" / "dev")
-    done = softlookup(tmp_path, "dev", "check")
-    assert done.returncode == 2 and done.stderr.startswith(expected), done.stderr
+def test_dev_outside_the_kits_repository_says_where_it_belongs(tmp_path, monkeypatch, capsys, layout, expected):
+    if layout == "a student bundle":  # whose grader has no commands/dev
+        monkeypatch.setitem(sys.modules, "grader.commands.dev", None)
+        status = cli.main(["dev", "check"])
+    else:
+        (tmp_path / "grader").mkdir()
+        status = run(lambda argv: dev.main(argv, root=tmp_path), ["check"], "softlookup dev")
+    assert status == 2 and capsys.readouterr().err.startswith(expected)
 
 
 @pytest.mark.parametrize("name,reason", [
@@ -439,13 +467,13 @@ def added_block(before: str, after: str) -> str:
     return "".join(lines[changes[0][3]:changes[0][4]])
 
 
-def test_a_new_exercise_touches_its_own_files_and_one_registry_entry(kit):
+def test_a_new_exercise_touches_its_own_files_and_one_registry_entry(kit, capsys):
     before = manifest(kit)
     shared = {name: (kit / name).read_text() for name in (TOML, "tests/mistakes.py", "tests/degenerate.py")}
-    done = softlookup(kit, "dev", "new", "demo")
-    assert done.returncode == 0 and done.stdout.startswith("exercise 7, demo: wrote solutions/demo.py"), done.stderr
-    assert "4. softlookup release" in done.stdout
-    scaffold = softlookup(kit, "dev", "check").stdout.splitlines()
+    assert dev.main(["new", "demo"], root=kit) == 0
+    done = capsys.readouterr().out
+    assert done.startswith("exercise 7, demo: wrote solutions/demo.py") and "4. softlookup release" in done, done
+    _, scaffold = dev_check(kit, capsys)
     assert "assignments/demo.py: out of date: run softlookup release" in scaffold
     assert f"solutions/demo.py:1: still {PLACEHOLDER}: write the exercise's own text there" in scaffold
 
@@ -455,37 +483,21 @@ def test_a_new_exercise_touches_its_own_files_and_one_registry_entry(kit):
     for (name, old), filled in zip(shared.items(), (ENTRY, MISTAKES, LAZY)):
         scaffolded = (kit / name).read_text()
         (kit / name).write_text(scaffolded.replace(added_block(old, scaffolded), filled))
-    assert softlookup(kit, "release").returncode == 0
+    assert softlookup(kit, "release").returncode == 0  # with the copy's registry, which has demo
 
-    readme, guide, security, contributing = (kit / name for name in ("README.md", "docs/instructors.md",
-                                                                       "SECURITY.md", "CONTRIBUTING.md"))
-    public_line, hidden_line = line_of(guide, "grades the 109 public"), line_of(guide, "worth 28 more")
-    total_line, argument_line = line_of(readme, "of 137 points"), line_of(security, "of 137 points")
-    lazy_line = line_of(contributing, "137 points (a 1×1")
-    done = softlookup(kit, "dev", "check")
-    assert done.stdout.splitlines() == [
-        f"docs/instructors.md:{public_line}: make 'grades the 109 public points' say 112 (the public checks' points)",
-        f"docs/instructors.md:{hidden_line}: make 'hidden checks, worth 28 more' say 29 (the hidden checks' points)",
-        f"README.md:{total_line}: make 'of 137 points' say 141 (all the checks' points)",
-        f"SECURITY.md:{argument_line}: make 'of 137 points' say 141 (all the checks' points)",
-        f"CONTRIBUTING.md:{lazy_line}: make 'of the 137 points' say 141 (all the checks' points)",
-        "README.md: the exercises table has no row for demo.py: add | `demo.py` | `demo` | 4 | after the row of "
-        "gpt2_values.py",
-    ], done.stdout + done.stderr
-    for document in (readme, guide, security, contributing):
-        text = document.read_text().replace("the 109 public", "the 112 public").replace("worth 28 more", "worth 29 more")
-        document.write_text(re.sub(r"of (the\s+)?137 points", r"of \g<1>141 points", text))
-    row = "| `gpt2_values.py` | `head_vectors`, `head_output`, `value_contributions` | 17 |\n"
-    readme.write_text(readme.read_text().replace(row, row + "| `demo.py` | `demo` | 4 |\n"))
-
-    done = softlookup(kit, "dev", "check")
-    assert (done.returncode, done.stdout) == (0, "7 exercises, all in step\n"), done.stdout + done.stderr
+    table = line_of(kit / "README.md", TABLE_START)
+    assert dev_check(kit, capsys) == (1, [
+        f"README.md:{table}: the table of exercises is out of step with the registry and the checks' points: run "
+        "softlookup dev check --fix"])
+    assert dev_check(kit, capsys, "--fix") == (0, ["7 exercises, all in step"])
+    readme = (kit / "README.md").read_text()
+    assert "| `gpt2_values.py` | `head_vectors`, `head_output`, `value_contributions` | 13 | 4 | 17 |\n" \
+           "| `demo.py` | `demo` | 3 | 1 | 4 |\n| all 7 |  | 112 | 29 | 141 |\n" in readme
     graded = softlookup(kit, "check", "solutions", "--exercise", "demo")
     assert graded.returncode == 0 and "Total: 4/4" in graded.stdout, graded.stdout + graded.stderr
     after = manifest(kit)
     touched = {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
     assert touched == {"solutions/demo.py", "assignments/demo.py", "assignments/demo.ipynb",
                        "grader/checks/public/test_demo.py", "grader/checks/hidden/test_demo.py", TOML,
-                       "tests/mistakes.py", "tests/degenerate.py", "README.md",
-                       "docs/instructors.md", "SECURITY.md", "CONTRIBUTING.md"}
+                       "tests/mistakes.py", "tests/degenerate.py", "README.md"}
     assert (kit / TOML).read_text() == shared[TOML] + ENTRY  # one registry entry, appended

@@ -8,7 +8,7 @@ Tolerance: absolute 1e-5 on every weight.
 import numpy as np
 import pytest
 
-from grader.checks.public.test_gpt2_heads import read_patterns
+from grader.checks.gpt2_readouts import read_patterns
 from grader.engine import judge
 from grader.engine.codec import ModelSpec
 from grader.lesson import lesson

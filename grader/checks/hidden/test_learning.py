@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from grader.engine import judge
-from grader.checks.public.test_learning import LOSS_RTOL, SLOPE_ATOL, descent, slope_pair
+from grader.checks.learning_results import LOSS_RTOL, SLOPE_ATOL, descent, slope_pair
 
 SEEDS = [0, 1, 2]
 

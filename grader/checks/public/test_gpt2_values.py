@@ -14,7 +14,7 @@ import pytest
 from grader.engine import judge
 from grader.lesson import lesson
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
-from grader.checks.public.test_gpt2_heads import SLIP_HINTS, SLIP_MISTAKES  # one name per slip
+from grader.checks.gpt2_readouts import SLIP_HINTS, SLIP_MISTAKES  # one name per slip
 from grader.engine.codec import ModelSpec
 
 # Each shape of lesson.TINY_SHAPES: a head size, head count or layer count written in as a number fails one.

@@ -14,8 +14,8 @@ import keyword
 import re
 from pathlib import Path
 
-from grader.commands.dev.consistency import MIN_MISTAKES, PLACEHOLDER, SOLUTIONS, TESTS, shown
-from grader.engine import registry
+from grader.commands.dev.consistency import MIN_MISTAKES, PLACEHOLDER
+from grader.commands.dev.kit import Kit
 from grader.releases import stubs
 
 SOLUTION = '''\
@@ -114,11 +114,11 @@ Next, replace every {todo} in them:
   3. tests/mistakes.py: at least {mistakes} wrong implementations, each failing the check named beside it,
      together every check worth points; tests/degenerate.py: its lazy answers
   4. softlookup release: writes assignments/{name}.py and assignments/{name}.ipynb
-  5. softlookup dev check: lists what is still out of step, the README's table and the documents' totals among them
+  5. softlookup dev check --fix: writes the README's table of exercises, then lists what is still out of step
   6. pytest tests/checks: grades them (right and wrong implementations, lazy answers)"""
 
 
-def with_entry(path: Path, variable: str, entry: str) -> str:
+def with_entry(kit: Kit, path: Path, variable: str, entry: str) -> str:
     """``path``'s text with ``entry`` as the last lines of the last list or dict literal it assigns (or adds) to
     ``variable``, so that a catalogue's entries stay in the order of the exercises."""
     source = path.read_text()
@@ -128,43 +128,44 @@ def with_entry(path: Path, variable: str, entry: str) -> str:
                 or isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == variable]
     closing = literals[-1].end_lineno - 1 if literals else None
     if closing is None or lines[closing].strip() not in ("]", "}"):
-        raise ValueError(f"{shown(path)}: no {variable} = ... ending in a line of its own to add to")
+        raise ValueError(f"{kit.shown(path)}: no {variable} = ... ending in a line of its own to add to")
     return "".join(lines[:closing]) + entry + "".join(lines[closing:])
 
 
-def scaffold(name: str) -> dict[Path, str]:
+def scaffold(kit: Kit, name: str) -> dict[Path, str]:
     """Every file that exercise ``name`` adds or changes, and its new text: its own first, then the shared ones."""
-    fields = {"name": name, "number": len(registry.EXERCISES) + 1, "todo": PLACEHOLDER, "begin": stubs.BEGIN,
+    fields = {"name": name, "number": len(kit.exercises) + 1, "todo": PLACEHOLDER, "begin": stubs.BEGIN,
               "end": stubs.END, "rule": "-" * (82 - len(name))}
+    mistakes, degenerate = kit.tests / "mistakes.py", kit.tests / "degenerate.py"
     return {
-        SOLUTIONS / f"{name}.py": SOLUTION.format(**fields),
-        registry.CHECKS_DIR / "public" / f"test_{name}.py": PUBLIC_CHECKS.format(**fields),
-        registry.CHECKS_DIR / "hidden" / f"test_{name}.py": HIDDEN_CHECKS.format(**fields),
-        registry.EXERCISES_FILE: registry.EXERCISES_FILE.read_text() + REGISTRY_ENTRY.format(**fields),
-        TESTS / "mistakes.py": with_entry(TESTS / "mistakes.py", "MISTAKES", MISTAKES_ENTRY.format(**fields)),
-        TESTS / "degenerate.py": with_entry(TESTS / "degenerate.py", "MODULES", DEGENERATE_ENTRY.format(**fields)),
+        kit.solutions / f"{name}.py": SOLUTION.format(**fields),
+        kit.checks_dir / "public" / f"test_{name}.py": PUBLIC_CHECKS.format(**fields),
+        kit.checks_dir / "hidden" / f"test_{name}.py": HIDDEN_CHECKS.format(**fields),
+        kit.exercises_file: kit.exercises_file.read_text() + REGISTRY_ENTRY.format(**fields),
+        mistakes: with_entry(kit, mistakes, "MISTAKES", MISTAKES_ENTRY.format(**fields)),
+        degenerate: with_entry(kit, degenerate, "MODULES", DEGENERATE_ENTRY.format(**fields)),
     }
 
 
-def new(name: str) -> str | None:
+def new(kit: Kit, name: str) -> str | None:
     """Scaffold exercise ``name`` and say what is left to do; or why not, with nothing written."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
         return f"{name!r} is not a lowercase Python identifier; it names the module and its function"
-    if name in registry.BY_MODULE:
+    if name in kit.by_module:
         return f"{name} is an exercise already"
     if importlib.util.find_spec(name) is not None:
         return f"{name} is a module installed here already; a learner's {name}.py would hide it"
     try:
-        plan = scaffold(name)
+        plan = scaffold(kit, name)
     except ValueError as error:
         return f"{error}; nothing was written"
     own, shared = list(plan)[:3], list(plan)[3:]
-    if existing := [shown(path) for path in own if path.exists()]:
+    if existing := [kit.shown(path) for path in own if path.exists()]:
         return f"{', '.join(existing)} exists already; nothing was written"
     for path, text in plan.items():
         path.write_text(text)
-    print(f"exercise {len(registry.EXERCISES) + 1}, {name}: wrote {', '.join(map(shown, own))}; added its entry "
-          f"to {', '.join(map(shown, shared))}")
-    print(NEXT_STEPS.format(todo=PLACEHOLDER, name=name, registry=shown(registry.EXERCISES_FILE),
+    print(f"exercise {len(kit.exercises) + 1}, {name}: wrote {', '.join(map(kit.shown, own))}; added its entry "
+          f"to {', '.join(map(kit.shown, shared))}")
+    print(NEXT_STEPS.format(todo=PLACEHOLDER, name=name, registry=kit.shown(kit.exercises_file),
                             mistakes=MIN_MISTAKES))
     return None
