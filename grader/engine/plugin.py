@@ -135,7 +135,7 @@ def pytest_collection_finish(session):
     hidden = {exercise for item in session.items if (found := _check_of(item)) and found[1]
               for exercise in [found[0]]}
     if hidden and not session.config.getoption("public"):
-        solutions = Path(session.config.getoption("solutions") or registry.KIT_ROOT / "solutions")
+        solutions = options.Options.of(session.config.option).reference_folder
         if not solutions.is_dir():  # without them the hidden checks' points would silently vanish
             raise pytest.UsageError(f"the hidden checks need the reference solutions and {solutions} is not a "
                                     "folder: give --solutions DIR, or --public to grade the public checks only")
@@ -170,7 +170,7 @@ def begin_submission(config, folder: Path, problem: str = "", shown: str | None 
     config.stash[_FOLDER] = folder.resolve()
     config.stash[RESULT] = SubmissionResult(str(folder))
     # A whole time budget, no function known to hang, nothing a previous student's code printed carried over:
-    config.stash[SESSION].begin_submission(config.getoption("time_budget") or options.TIME_BUDGET)
+    config.stash[SESSION].begin_submission(options.Options.of(config.option).budget)
     exercises = config.stash[_EXERCISES]
     invalid = SubmissionError("invalid", problem) if problem else None
     config.stash[_UNGRADABLE] = {exercise.module: error for exercise in exercises
@@ -184,9 +184,7 @@ def begin_submission(config, folder: Path, problem: str = "", shown: str | None 
 
 def servers_needed(folder: Path, exercises: list[registry.Exercise]) -> str:
     """The fork server the started exercises of ``folder`` need (the richest of their needs)."""
-    kinds = list(servers.SERVER_KINDS)
-    return max((needs_of(folder, e) for e in exercises if _ungradable(folder, e) is None), key=kinds.index,
-               default="numpy")
+    return registry.richest(needs_of(folder, e) for e in exercises if _ungradable(folder, e) is None)
 
 
 def needs_of(folder: Path, exercise: registry.Exercise) -> str:
@@ -195,9 +193,8 @@ def needs_of(folder: Path, exercise: registry.Exercise) -> str:
 
     Any other library is imported by the worker itself, within the import's time limit.
     """
-    kinds = list(servers.SERVER_KINDS)
     used = inspection.libraries_used(folder, exercise.module)
-    return max([exercise.needs, *(kind for kind in kinds if kind in used)], key=kinds.index)
+    return registry.richest([exercise.needs, *(kind for kind in registry.NEEDS if kind in used)])
 
 
 def end_submission(config) -> SubmissionResult:
@@ -365,10 +362,11 @@ def submission(request):
     config = request.config
     folder = config.stash[_FOLDER]
 
+    chosen = options.Options.of(config.option)
+
     def limits_for(module: str) -> Limits:
         exercise = registry.exercise(module)
-        return Limits(time=config.getoption("time_limit") or exercise.time_limit,
-                      memory=int((config.getoption("memory_limit") or options.MEMORY_LIMIT) * 2**20),
+        return Limits(time=chosen.time_limit_for(exercise), memory=chosen.memory_bytes,
                       needs=config.stash.get(_NEEDS, {}).get(module, exercise.needs))
 
     return Namespace(config.stash[SESSION], str(folder), limits_for)
@@ -376,7 +374,7 @@ def submission(request):
 
 @pytest.fixture(scope="session")
 def reference(request):
-    folder = Path(request.config.getoption("solutions") or registry.KIT_ROOT / "solutions").resolve()
+    folder = options.Options.of(request.config.option).reference_folder.resolve()
 
     def limits_for(module: str) -> Limits:
         return dataclasses.replace(KIT_LIMITS, needs=registry.exercise(module).needs)
