@@ -141,4 +141,4 @@ class _SharedAnswers:
 
     @pytest.hookimpl(trylast=True)
     def pytest_configure(self, config):
-        config.stash[plugin.SESSION].answers = self.answers
+        plugin.grading(config).session.answers = self.answers
