@@ -74,8 +74,8 @@ def pytest_configure(config):
                                        "source")
     if config.getoption("submission") is None:
         config.option.submission = learners_folder(Path(os.curdir), config.rootpath)
-    learners_pytest = config.getini("softlookup_exercises") and \
-        config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR
+    learners_pytest = (config.getini("softlookup_exercises")
+                       and config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR)
     if learners_pytest:
         # A bare `pytest`: the exercises' checks (the hidden ones too where the reference is), not this folder.
         config.args[:] = [str(path) for exercise in registry.EXERCISES
@@ -83,7 +83,7 @@ def pytest_configure(config):
     config.pluginmanager.register(Grading(config, learners_pytest), PLUGIN)
 
 
-def grading(config) -> "Grading | None":
+def grading(config) -> Grading | None:
     """The grading of this pytest session (None where this plugin is not loaded)."""
     return config.pluginmanager.get_plugin(PLUGIN)
 
@@ -121,10 +121,9 @@ class Grading:
     """
 
     def __init__(self, config, learners_pytest: bool):
-        self.options = options.Options.of(config.option)
-        solutions = config.getoption("solutions")
+        self.options = chosen = options.Options.of(config.option)
         self.session = Session(  # -v or -s: show everything the learner's code printed
-            require_isolation=self.options.require_isolation, forbidden=[solutions] if solutions else [],
+            require_isolation=chosen.require_isolation, forbidden=[chosen.solutions] if chosen.solutions else [],
             all_output=config.getoption("verbose", 0) > 0 or config.getoption("capture", "fd") == "no")
         self.submission = Submission(SubmissionResult(str(config.getoption("submission"))))
         self.cases: dict[tuple[str, str], int] = {}  # (module, check) -> its cases collected, sharing its points
