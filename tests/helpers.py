@@ -19,7 +19,7 @@ from grader.engine import registry
 from grader.engine.options import Options
 from grader.engine.runner import run_checks
 
-SOLUTIONS = registry.KIT_ROOT / "solutions"
+SOLUTIONS = registry.SOLUTIONS_DIR
 
 
 def fresh_stubs() -> Path:

@@ -34,7 +34,7 @@ def main(argv=None) -> int:
     parser = Parser(prog="softlookup release", description=__doc__.splitlines()[0],
                     epilog="; ".join(f"softlookup release {name} {what}" for name, (_, what) in RELEASES.items())
                     + " (each has its --help)")
-    parser.add_argument("--solutions", type=Path, default=registry.KIT_ROOT / "solutions")
+    parser.add_argument("--solutions", type=Path, default=registry.SOLUTIONS_DIR)
     parser.add_argument("--assignments", type=Path, default=registry.KIT_ROOT / "assignments")
     parser.add_argument("--check", action="store_true", help="only report whether assignments/ is up to date")
     args = parser.parse_args(argv)

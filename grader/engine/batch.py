@@ -15,8 +15,8 @@ cannot encode) becomes that student's result, ``invalid`` or ``crashed``
 with a one-line reason, and the judge goes on; a judge that dies in the
 middle of a student costs that student alone, recorded as crashed, and a
 new judge takes the rest. Nothing of one student (prints, copies, errors)
-outlives their turn: it lives in the session's per-submission state, which
-:func:`grader.engine.plugin.end_submission` clears.
+outlives their turn: it lives in the grading's per-submission state, which
+:meth:`grader.engine.plugin.Grading.end_submission` clears.
 """
 
 from __future__ import annotations
@@ -71,8 +71,9 @@ class _Batch:
         self.requests, self.replies = requests, replies
 
     @staticmethod
+    @pytest.hookimpl(trylast=True)  # once the plugin's Grading is registered
     def pytest_configure(config):
-        config.stash[plugin.BATCH] = True
+        plugin.grading(config).batch = True
 
     @pytest.hookimpl(tryfirst=True)  # instead of pytest's own loop, which would run each check once
     def pytest_runtestloop(self, session):
@@ -119,7 +120,8 @@ class _Batch:
 
     @staticmethod
     def grade_one(session, folder: Path, problem: str):
-        plugin.begin_submission(session.config, folder, problem, shown=SUBMISSION)
+        grading = plugin.grading(session.config)
+        grading.begin_submission(folder, problem, shown=SUBMISSION)
         try:
             for index, item in enumerate(session.items):
                 following = session.items[index + 1] if index + 1 < len(session.items) else None
@@ -129,7 +131,7 @@ class _Batch:
         except Exception as error:
             raise _SessionBroken() from error
         finally:
-            result = plugin.end_submission(session.config)  # the student's workers stop whatever happened
+            result = grading.end_submission()  # the student's workers stop whatever happened
         return result
 
 

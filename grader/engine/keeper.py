@@ -129,8 +129,7 @@ class Keeper:
 
     def _refresh_answers(self, chosen: Options):
         """Forget the trusted answers when the solutions they came from (or the options) are not the same."""
-        solutions = Path(chosen.solutions or registry.KIT_ROOT / "solutions")
-        stamp = (chosen, tuple(fingerprint(solutions).items()))
+        stamp = (chosen, tuple(fingerprint(chosen.reference_folder).items()))
         if stamp != self.answers_stamp:
             self.answers, self.answers_stamp = {}, stamp
 
@@ -143,4 +142,4 @@ class _SharedAnswers:
 
     @pytest.hookimpl(trylast=True)
     def pytest_configure(self, config):
-        config.stash[plugin.SESSION].answers = self.answers
+        plugin.grading(config).session.answers = self.answers

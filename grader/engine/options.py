@@ -5,7 +5,8 @@ notebook's ``check_here``, nbgrader's autograde step and plain ``pytest`` all
 grade through the same pytest plugin. :data:`DECLARED` lists each option once,
 in argparse's terms, which pytest's ``addoption`` also speaks; commands add
 them to their parsers, the plugin to pytest's, and :class:`Options` carries
-the values from one to the other.
+the values from one to the other and fills in the defaults, so that no
+consumer writes one of its own.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from grader.engine import registry
 
 # Seconds that all the calls of one submission may take together, counted as each call's limit is (its CPU time,
 # or its own waiting where that is longer; see grader.engine.clock), so a busy machine does not spend it. The
@@ -68,6 +71,22 @@ class Options:
         """From a parsed command line or pytest's config.option: whichever of the names it has."""
         return cls(**{field.name: getattr(values, field.name) for field in dataclasses.fields(cls)
                       if getattr(values, field.name, None) is not None})
+
+    # The values as grading uses them: the one given, else the kit's default.
+    @property
+    def reference_folder(self) -> Path:
+        return Path(self.solutions or registry.SOLUTIONS_DIR)
+
+    @property
+    def budget(self) -> float:
+        return self.time_budget or TIME_BUDGET
+
+    @property
+    def memory_bytes(self) -> int:
+        return int((self.memory_limit or MEMORY_LIMIT) * 2**20)
+
+    def time_limit_for(self, exercise: registry.Exercise) -> float:
+        return self.time_limit or exercise.time_limit
 
     def problem(self) -> str | None:
         """What is wrong with these values, in one line (None if nothing)."""

@@ -40,18 +40,7 @@ from grader.engine.results import CheckResult, ErrorKind, SubmissionResult
 from grader.engine.session import PrintLog, Session
 from grader.engine.slot import Limits
 
-RESULT = pytest.StashKey[SubmissionResult]()
-SESSION = pytest.StashKey[Session]()
-_CASES = pytest.StashKey[dict]()
-_UNGRADABLE = pytest.StashKey[dict]()  # exercise module -> the error every one of its checks reports
-_EXERCISES = pytest.StashKey[list]()  # the exercises whose checks were collected, in the registry's order
-_NEEDS = pytest.StashKey[dict]()  # exercise module -> the fork server its workers need, for this submission
-BATCH = pytest.StashKey[bool]()  # set by softlookup grade: it begins and ends each submission itself
-_STARTED = pytest.StashKey[float]()
-_FOLDER = pytest.StashKey[Path]()  # the submission graded now: --submission, or the batch's student of the moment
-_LEARNERS_PYTEST = pytest.StashKey[bool]()  # a learner's bare pytest: its failures guide softlookup hint
-PROBLEM = pytest.StashKey[str]()  # why --submission cannot be graded at all (runner.run_checks's problem)
-_MADE = pytest.StashKey[contextlib.ExitStack]()  # the folder of modules made from a learner's notebooks, while graded
+PLUGIN = "softlookup-grading"  # the name its Grading is registered under, once per pytest session
 
 # The time a submission ran out of, in a gradebook's terms: a budget spent, or a function stopped earlier.
 _STATUS_KINDS = {ErrorKind.BUDGET: ErrorKind.TIMEOUT, ErrorKind.HUNG: ErrorKind.TIMEOUT}
@@ -85,17 +74,18 @@ def pytest_configure(config):
                                        "source")
     if config.getoption("submission") is None:
         config.option.submission = learners_folder(Path(os.curdir), config.rootpath)
-    if config.getini("softlookup_exercises") and config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR:
+    learners_pytest = (config.getini("softlookup_exercises")
+                       and config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR)
+    if learners_pytest:
         # A bare `pytest`: the exercises' checks (the hidden ones too where the reference is), not this folder.
         config.args[:] = [str(path) for exercise in registry.EXERCISES
                           for path in exercise.check_files(hidden=not config.getoption("public"))]
-        config.stash[_LEARNERS_PYTEST] = True
-    config.stash[RESULT] = SubmissionResult(str(config.getoption("submission")))
-    config.stash[_CASES] = {}
-    solutions = config.getoption("solutions")
-    config.stash[SESSION] = Session(  # -v or -s: show everything the learner's code printed
-        require_isolation=config.getoption("require_isolation"), forbidden=[solutions] if solutions else [],
-        all_output=config.getoption("verbose", 0) > 0 or config.getoption("capture", "fd") == "no")
+    config.pluginmanager.register(Grading(config, learners_pytest), PLUGIN)
+
+
+def grading(config) -> Grading | None:
+    """The grading of this pytest session (None where this plugin is not loaded)."""
+    return config.pluginmanager.get_plugin(PLUGIN)
 
 
 def _check_of(item) -> tuple[registry.Exercise, bool] | None:
@@ -106,87 +96,210 @@ def _check_of(item) -> tuple[registry.Exercise, bool] | None:
     return registry.exercise(path.stem[len("test_"):]), path.parent.name == "hidden"
 
 
-def pytest_collection_modifyitems(config, items):
-    if config.getoption("public"):
-        hidden = [item for item in items if (found := _check_of(item)) and found[1]]
-        if hidden:
-            config.hook.pytest_deselected(items=hidden)
-            items[:] = [item for item in items if item not in hidden]
+@dataclasses.dataclass
+class Submission:
+    """The submission graded now: what :meth:`Grading.begin_submission` found, and its result so far.
+
+    Made whole for each submission, so that nothing of one student is left for the next.
+    """
+
+    result: SubmissionResult
+    folder: Path | None = None  # resolved: what its workers copy and import from (None: none begun yet)
+    ungradable: dict[str, SubmissionError] = dataclasses.field(default_factory=dict)  # module -> every check's error
+    needs: dict[str, str] = dataclasses.field(default_factory=dict)  # module -> the fork server its workers need
+    started: float | None = None  # time.monotonic() once it was ready to grade
 
 
-def pytest_collection_finish(session):
-    counts = session.config.stash[_CASES]
-    exercises = set()
-    for item in session.items:
-        found = _check_of(item)
-        if found is None:
-            continue
-        exercise, _ = found
-        exercises.add(exercise)
-        name = item.originalname
-        try:
-            points = exercise.points
-        except registry.RegistryError as error:
-            raise pytest.UsageError(str(error)) from None
-        if name not in points:  # collected, but not a marked test function of its own file (imported, made)
-            raise pytest.UsageError(f"check {name} in {item.path.name} has no @pytest.mark.points(N) of its own")
-        counts[(exercise.module, name)] = counts.get((exercise.module, name), 0) + 1
-        _report_verdicts_plainly(item)
-    hidden = {exercise for item in session.items if (found := _check_of(item)) and found[1]
-              for exercise in [found[0]]}
-    if hidden and not session.config.getoption("public"):
-        solutions = Path(session.config.getoption("solutions") or registry.KIT_ROOT / "solutions")
-        if not solutions.is_dir():  # without them the hidden checks' points would silently vanish
-            raise pytest.UsageError(f"the hidden checks need the reference solutions and {solutions} is not a "
-                                    "folder: give --solutions DIR, or --public to grade the public checks only")
-    session.config.stash[_EXERCISES] = [e for e in registry.EXERCISES if e in exercises]
-    if exercises and not session.config.stash.get(BATCH, False):
-        folder = Path(session.config.getoption("submission"))
+class Grading:
+    """One pytest session's grading, registered once as its plugin: the state every hook and fixture shares.
+
+    ``softlookup check`` grades one folder per pytest session (``--submission``,
+    begun once the checks are collected); ``softlookup grade``'s judges call
+    :meth:`begin_submission` and :meth:`end_submission` once per student in a
+    single session (:attr:`batch`), so that pytest's start-up and collection,
+    the fork servers and the reference's answers serve the whole class.
+    """
+
+    def __init__(self, config, learners_pytest: bool):
+        self.options = chosen = options.Options.of(config.option)
+        self.session = Session(  # -v or -s: show everything the learner's code printed
+            require_isolation=chosen.require_isolation, forbidden=[chosen.solutions] if chosen.solutions else [],
+            all_output=config.getoption("verbose", 0) > 0 or config.getoption("capture", "fd") == "no")
+        self.submission = Submission(SubmissionResult(str(config.getoption("submission"))))
+        self.cases: dict[tuple[str, str], int] = {}  # (module, check) -> its cases collected, sharing its points
+        self.exercises: list[registry.Exercise] = []  # those whose checks were collected, in the registry's order
+        self.batch = False  # set by softlookup grade: it begins and ends each submission itself
+        self.problem = ""  # why --submission cannot be graded at all (runner.run_checks's problem)
+        self.learners_pytest = learners_pytest  # a learner's bare pytest: its failures guide softlookup hint
+        self.made = contextlib.ExitStack()  # the folder of modules made from a learner's notebooks, while graded
+
+    def begin_submission(self, folder: Path, problem: str = "", shown: str | None = None):
+        """Make ``folder`` the submission the checks run on next, with a fresh result.
+
+        ``problem`` says why the folder cannot be graded at all (a file where
+        a folder should be, a broken zip): every check then fails with it.
+        ``shown`` is how messages name the folder (by default its path): a
+        batch grades folders it unpacked, which are gone by the time a
+        student reads their feedback.
+        """
+        folder = folder.resolve()
+        current = self.submission = Submission(SubmissionResult(str(folder)), folder)
+        # A whole time budget, no function known to hang, nothing a previous student's code printed carried over:
+        self.session.begin_submission(self.options.budget)
+        invalid = SubmissionError(ErrorKind.INVALID, problem) if problem else None
+        current.ungradable = {exercise.module: error for exercise in self.exercises
+                              if (error := invalid or _ungradable(folder, exercise, shown))}
+        current.needs = {exercise.module: needs_of(folder, exercise) for exercise in self.exercises}
+        servers.preload(registry.richest(needs for module, needs in current.needs.items()
+                                         if module not in current.ungradable))
+        if self.options.require_isolation:  # otherwise the first learner's worker reports what holds
+            self.session.probe()
+        current.started = time.monotonic()
+
+    def end_submission(self) -> SubmissionResult:
+        """The result of the submission begun last; its workers are stopped and its copy removed."""
+        current = self.submission
+        if current.started is not None:
+            current.result.seconds = time.monotonic() - current.started
+        if self.session.protections is not None:
+            current.result.unprotected = self.session.protections.missing()
+        if current.folder is not None:
+            self.session.release(str(current.folder))
+        return current.result
+
+    def limits_for(self, module: str) -> Limits:
+        """The limits of a call into the learner's ``module``: the options', its exercise's, its imports'."""
+        exercise = registry.exercise(module)
+        return Limits(time=self.options.time_limit_for(exercise), memory=self.options.memory_bytes,
+                      needs=self.submission.needs.get(module, exercise.needs))
+
+    # -- pytest's hooks ----------------------------------------------------------------
+
+    def pytest_collection_modifyitems(self, config, items):
+        if self.options.public:
+            hidden = [item for item in items if (found := _check_of(item)) and found[1]]
+            if hidden:
+                config.hook.pytest_deselected(items=hidden)
+                items[:] = [item for item in items if item not in hidden]
+
+    def pytest_collection_finish(self, session):
+        checks = [(item, found) for item in session.items if (found := _check_of(item)) is not None]
+        for item, (exercise, _) in checks:
+            name = item.originalname
+            try:
+                points = exercise.points
+            except registry.RegistryError as error:
+                raise pytest.UsageError(str(error)) from None
+            if name not in points:  # collected, but not a marked test function of its own file (imported, made)
+                raise pytest.UsageError(f"check {name} in {item.path.name} has no @pytest.mark.points(N) of its own")
+            self.cases[(exercise.module, name)] = self.cases.get((exercise.module, name), 0) + 1
+            _report_verdicts_plainly(item)
+        if any(hidden for _, (_, hidden) in checks) and not self.options.public:
+            solutions = self.options.reference_folder
+            if not solutions.is_dir():  # without them the hidden checks' points would silently vanish
+                raise pytest.UsageError(f"the hidden checks need the reference solutions and {solutions} is not a "
+                                        "folder: give --solutions DIR, or --public to grade the public checks only")
+        collected = {exercise for _, (exercise, _) in checks}
+        self.exercises = [exercise for exercise in registry.EXERCISES if exercise in collected]
+        if self.exercises and not self.batch:
+            self._begin_option(Path(session.config.getoption("submission")))
+
+    def _begin_option(self, folder: Path):
+        """Begin ``--submission``, its notebooks made into modules as softlookup check grades them."""
         if not folder.is_dir():
             raise pytest.UsageError(f"--submission: {folder} is not a folder; give the folder with your modules")
-        made = session.config.stash[_MADE] = contextlib.ExitStack()
-        try:  # notebooks where the learner works in them, as softlookup check grades them
-            problem = session.config.stash.get(PROBLEM, "")
-            modules = folder.resolve() if problem else made.enter_context(notebooks.module_folder(folder.resolve()))
-            begin_submission(session.config, modules, problem,
-                             shown=str(folder) if modules != folder.resolve() else None)
+        try:
+            modules = folder.resolve() if self.problem else self.made.enter_context(
+                notebooks.module_folder(folder.resolve()))
+            self.begin_submission(modules, self.problem, shown=str(folder) if modules != folder.resolve() else None)
         except (KitError, notebooks.NotebookError) as error:
-            made.close()
+            self.made.close()
             raise pytest.UsageError(str(error)) from None
 
+    def pytest_runtest_setup(self, item):
+        if _check_of(item) is not None:
+            self.session.printed.clear()  # what learner code prints is kept per check
 
-def begin_submission(config, folder: Path, problem: str = "", shown: str | None = None):
-    """Make ``folder`` the submission the checks run on next, with a fresh result.
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        """A check of an exercise that cannot earn a point fails at once: no fixture, no worker, no torch."""
+        found = _check_of(item)
+        error = self.submission.ungradable.get(found[0].module) if found else None
+        if error is None:
+            return None
+        item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        report = pytest.TestReport(item.nodeid, item.location, {}, "failed", str(error), "call")
+        item.ihook.pytest_runtest_logreport(report=report)
+        item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        self._record(item, "failed", str(error), error.kind)
+        return True
 
-    ``softlookup check`` grades one folder per pytest session; ``softlookup
-    grade`` calls this once per student in a single session, so that pytest's
-    start-up and collection, the fork servers and the reference's answers
-    serve the whole class. ``problem`` says why the folder cannot be graded
-    at all (a file where a folder should be, a broken zip): every check then
-    fails with it. ``shown`` is how messages name the folder (by default its
-    path): a batch grades folders it unpacked, which are gone by the time a
-    student reads their feedback.
-    """
-    config.stash[_FOLDER] = folder.resolve()
-    config.stash[RESULT] = SubmissionResult(str(folder))
-    # A whole time budget, no function known to hang, nothing a previous student's code printed carried over:
-    config.stash[SESSION].begin_submission(config.getoption("time_budget") or options.TIME_BUDGET)
-    exercises = config.stash[_EXERCISES]
-    invalid = SubmissionError(ErrorKind.INVALID, problem) if problem else None
-    config.stash[_UNGRADABLE] = {exercise.module: error for exercise in exercises
-                                 if (error := invalid or _ungradable(folder, exercise, shown))}
-    config.stash[_NEEDS] = {exercise.module: needs_of(folder, exercise) for exercise in exercises}
-    servers.preload(servers_needed(folder, exercises) if not problem else "numpy")
-    if config.getoption("require_isolation"):  # otherwise the first learner's worker reports what holds
-        config.stash[SESSION].probe()
-    config.stash[_STARTED] = time.monotonic()
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = yield
+        # One result per check: from setup when it skipped or failed there, else from the call.
+        if _check_of(item) is None or report.when == "teardown" or (report.when == "setup" and report.passed):
+            return report
+        message, kind, mistake = "", "", ""
+        if call.excinfo is not None:
+            error = call.excinfo.value
+            if isinstance(error, (CheckFailure, SubmissionError)):
+                message, kind, mistake = str(error), getattr(error, "kind", ""), getattr(error, "mistake", "")
+                kind = _STATUS_KINDS.get(kind, kind)
+            elif report.skipped:
+                message = str(getattr(error, "msg", error))
+            else:
+                message = f"the grader could not judge this ({type(error).__name__}: {error}); please report it"
+                kind = ErrorKind.KIT
+        self._record(item, "passed" if report.passed else "skipped" if report.skipped else "failed", message, kind,
+                     _printed(self.session.printed), mistake)
+        return report
+
+    def pytest_sessionfinish(self, session):
+        if not self.batch:
+            result = self.end_submission()
+            if self.learners_pytest:  # softlookup check records its own
+                hint_record.record_failures(result)
+        self.session.close()
+        self.made.close()
+
+    def _record(self, item, outcome: str, message: str, error: str = "", printed: str = "", mistake: str = ""):
+        """Add one case of a check to the result, with its share of the check's points.
+
+        ``printed`` is what learner code printed during this check: only a check that ran has any. ``mistake``
+        is the diagnosis its verdict named; a name the exercise does not list is the kit's slip, and kept out
+        of the result (``softlookup dev check`` finds it in the checks' source).
+        """
+        exercise, hidden = _check_of(item)
+        # Verdicts quote learner values and text: whatever it holds, a message is encodable and bounded.
+        message, printed = (codec.clean_text(learners_paths(text, self.session), limit)
+                            for text, limit in ((message, MAX_MESSAGE_CHARS), (printed, MAX_PRINTED_CHARS)))
+        share = exercise.points[item.originalname] / self.cases[(exercise.module, item.originalname)]
+        (module, function), self.session.last_call = self.session.last_call or ("", ""), None  # per check
+        doc = (item.function.__doc__ or "").strip().splitlines()
+        self.submission.result.add(
+            CheckResult(
+                exercise=exercise.module,
+                check=item.originalname,
+                case=item.callspec.id if hasattr(item, "callspec") else "",
+                title=doc[0].rstrip(".") if doc else "",
+                outcome=outcome,
+                points=share if outcome == "passed" else 0.0,
+                max_points=0.0 if outcome == "skipped" else share,
+                message=message,
+                hidden=hidden,
+                printed=printed,
+                error=error,
+                function=function if module == exercise.module else "",
+                mistake=mistake if mistake in exercise.mistakes else "",
+            ),
+            exercise.title,
+        )
 
 
 def servers_needed(folder: Path, exercises: list[registry.Exercise]) -> str:
     """The fork server the started exercises of ``folder`` need (the richest of their needs)."""
-    kinds = list(servers.SERVER_KINDS)
-    return max((needs_of(folder, e) for e in exercises if _ungradable(folder, e) is None), key=kinds.index,
-               default="numpy")
+    return registry.richest(needs_of(folder, e) for e in exercises if _ungradable(folder, e) is None)
 
 
 def needs_of(folder: Path, exercise: registry.Exercise) -> str:
@@ -195,21 +308,8 @@ def needs_of(folder: Path, exercise: registry.Exercise) -> str:
 
     Any other library is imported by the worker itself, within the import's time limit.
     """
-    kinds = list(servers.SERVER_KINDS)
     used = inspection.libraries_used(folder, exercise.module)
-    return max([exercise.needs, *(kind for kind in kinds if kind in used)], key=kinds.index)
-
-
-def end_submission(config) -> SubmissionResult:
-    """The result of the submission begun last; its workers are stopped and its copy removed."""
-    result, grading = config.stash[RESULT], config.stash[SESSION]
-    if _STARTED in config.stash:
-        result.seconds = time.monotonic() - config.stash[_STARTED]
-    if grading.protections is not None:
-        result.unprotected = grading.protections.missing()
-    if _FOLDER in config.stash:
-        grading.release(str(config.stash[_FOLDER]))
-    return result
+    return registry.richest([exercise.needs, *(kind for kind in registry.NEEDS if kind in used)])
 
 
 def _ungradable(folder: Path, exercise: registry.Exercise, shown: str | None = None) -> SubmissionError | None:
@@ -228,26 +328,6 @@ def _ungradable(folder: Path, exercise: registry.Exercise, shown: str | None = N
     return None
 
 
-def pytest_runtest_setup(item):
-    if _check_of(item) is not None:
-        item.config.stash[SESSION].printed.clear()  # what learner code prints is kept per check
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_protocol(item, nextitem):
-    """A check of an exercise that cannot earn a point fails at once: no fixture, no worker, no torch."""
-    found = _check_of(item)
-    error = item.config.stash.get(_UNGRADABLE, {}).get(found[0].module) if found else None
-    if error is None:
-        return None
-    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-    report = pytest.TestReport(item.nodeid, item.location, {}, "failed", str(error), "call")
-    item.ihook.pytest_runtest_logreport(report=report)
-    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
-    _record(item, "failed", str(error), error.kind)
-    return True
-
-
 def _report_verdicts_plainly(item):
     """Make a failed check's report its verdict, not a traceback through the judge.
 
@@ -262,63 +342,6 @@ def _report_verdicts_plainly(item):
         return traceback_report(excinfo, *args, **kwargs)
 
     item.repr_failure = repr_failure
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item, call):
-    report = yield
-    # One result per check: from setup when it skipped or failed there, else from the call.
-    if _check_of(item) is None or report.when == "teardown" or (report.when == "setup" and report.passed):
-        return report
-    message, kind, mistake = "", "", ""
-    if call.excinfo is not None:
-        error = call.excinfo.value
-        if isinstance(error, (CheckFailure, SubmissionError)):
-            message, kind, mistake = str(error), getattr(error, "kind", ""), getattr(error, "mistake", "")
-            kind = _STATUS_KINDS.get(kind, kind)
-        elif report.skipped:
-            message = str(getattr(error, "msg", error))
-        else:
-            message = f"the grader could not judge this ({type(error).__name__}: {error}); please report it"
-            kind = ErrorKind.KIT
-    _record(item, "passed" if report.passed else "skipped" if report.skipped else "failed", message, kind,
-            _printed(item.config.stash[SESSION].printed), mistake)
-    return report
-
-
-def _record(item, outcome: str, message: str, error: str = "", printed: str = "", mistake: str = ""):
-    """Add one case of a check to the result, with its share of the check's points.
-
-    ``printed`` is what learner code printed during this check: only a check that ran has any. ``mistake``
-    is the diagnosis its verdict named; a name the exercise does not list is the kit's slip, and kept out
-    of the result (``softlookup dev check`` finds it in the checks' source).
-    """
-    exercise, hidden = _check_of(item)
-    # Verdicts quote learner values and text: whatever it holds, a message is encodable and bounded.
-    message, printed = (codec.clean_text(learners_paths(text, item.config.stash[SESSION]), limit)
-                        for text, limit in ((message, MAX_MESSAGE_CHARS), (printed, MAX_PRINTED_CHARS)))
-    share = exercise.points[item.originalname] / item.config.stash[_CASES][(exercise.module, item.originalname)]
-    grading = item.config.stash[SESSION]
-    (module, function), grading.last_call = grading.last_call or ("", ""), None  # per check, like its prints
-    doc = (item.function.__doc__ or "").strip().splitlines()
-    item.config.stash[RESULT].add(
-        CheckResult(
-            exercise=exercise.module,
-            check=item.originalname,
-            case=item.callspec.id if hasattr(item, "callspec") else "",
-            title=doc[0].rstrip(".") if doc else "",
-            outcome=outcome,
-            points=share if outcome == "passed" else 0.0,
-            max_points=0.0 if outcome == "skipped" else share,
-            message=message,
-            hidden=hidden,
-            printed=printed,
-            error=error,
-            function=function if module == exercise.module else "",
-            mistake=mistake if mistake in exercise.mistakes else "",
-        ),
-        exercise.title,
-    )
 
 
 def learners_paths(text: str, session: Session) -> str:
@@ -347,45 +370,27 @@ def _printed(calls: PrintLog) -> str:
     return text
 
 
-def pytest_sessionfinish(session):
-    if not session.config.stash.get(BATCH, False):
-        result = end_submission(session.config)
-        if session.config.stash.get(_LEARNERS_PYTEST, False):  # softlookup check records its own
-            hint_record.record_failures(result)
-    session.config.stash[SESSION].close()
-    if _MADE in session.config.stash:
-        session.config.stash[_MADE].close()
-
-
 # -- fixtures -----------------------------------------------------------------------
 
 
 @pytest.fixture  # per check, because softlookup grade changes the folder between students
 def submission(request):
-    config = request.config
-    folder = config.stash[_FOLDER]
-
-    def limits_for(module: str) -> Limits:
-        exercise = registry.exercise(module)
-        return Limits(time=config.getoption("time_limit") or exercise.time_limit,
-                      memory=int((config.getoption("memory_limit") or options.MEMORY_LIMIT) * 2**20),
-                      needs=config.stash.get(_NEEDS, {}).get(module, exercise.needs))
-
-    return Namespace(config.stash[SESSION], str(folder), limits_for)
+    state = grading(request.config)
+    return Namespace(state.session, str(state.submission.folder), state.limits_for)
 
 
 @pytest.fixture(scope="session")
 def reference(request):
-    folder = Path(request.config.getoption("solutions") or registry.KIT_ROOT / "solutions").resolve()
+    state = grading(request.config)
 
     def limits_for(module: str) -> Limits:
         return dataclasses.replace(KIT_LIMITS, needs=registry.exercise(module).needs)
 
-    return Namespace(request.config.stash[SESSION], str(folder), limits_for, trusted=True)
+    return Namespace(state.session, str(state.options.reference_folder.resolve()), limits_for, trusted=True)
 
 
 @pytest.fixture(scope="session")
 def kit(request):
-    namespace = Namespace(request.config.stash[SESSION], None, lambda module: KIT_LIMITS, package=registry.KIT_PACKAGE,
-                          trusted=True)
+    namespace = Namespace(grading(request.config).session, None, lambda module: KIT_LIMITS,
+                          package=registry.KIT_PACKAGE, trusted=True)
     return ground_truth.for_checks(namespace, request.config)

@@ -32,7 +32,8 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]  # grader/
 CHECKS_DIR = PACKAGE_DIR / "checks"
 EXERCISES_FILE = CHECKS_DIR / "exercises.toml"
 KIT_ROOT = PACKAGE_DIR.parent  # the repository: solutions/ and assignments/ live here
-NEEDS = ("numpy", "torch", "transformers")  # the fork servers, from the lightest
+SOLUTIONS_DIR = KIT_ROOT / "solutions"  # the reference solutions: what hidden checks and releases read by default
+TIME_LIMIT = 5.0  # seconds per call into the learner's code, for an exercise that names no time_limit
 
 
 class RegistryError(ValueError):
@@ -48,6 +49,14 @@ class Check:
 # The lesson's wiring, by name: the engine imports none of the lesson's modules itself.
 KIT_PACKAGE = "grader.lesson"  # the kit's own code that checks reach through the ``kit`` fixture
 MODEL_BUILDER = "grader.lesson.models"  # ``build(spec)``: the GPT-2 a ModelSpec names, in the worker
+# The kinds of fork server an exercise may need, from the lightest (a kind serves those before it), each with
+# what it imports beyond numpy and the worker (torch and transformers come with the model builder).
+NEEDS = {"numpy": (), "torch": ("torch",), "transformers": (MODEL_BUILDER,)}
+
+
+def richest(needs) -> str:
+    """The kind of fork server that serves all of ``needs`` (numpy where there are none)."""
+    return max(needs, key=list(NEEDS).index, default="numpy")
 
 
 class Hint(str):
@@ -71,7 +80,7 @@ class Exercise:
     title: str
     functions: tuple[str, ...]
     hints: tuple[Hint, ...]  # from the idea to the specific step; a Hint names the functions it is about
-    time_limit: float = 5.0  # seconds per call into the learner's code
+    time_limit: float = TIME_LIMIT  # seconds per call into the learner's code
     needs: str = "numpy"  # what its workers import beforehand: one of NEEDS
     # The mistakes its verdicts can name (grader.engine.judge's ``mistake=``): name -> what it is, in a line of
     # the lesson's words, as the class summary lists it. The file's shared [mistakes] are every exercise's too.

@@ -75,7 +75,7 @@ class _Capture:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session):
-        self.result = session.config.stash.get(plugin.RESULT, None)
+        self.result = plugin.grading(session.config).submission.result
 
 
 class _Problem:
@@ -86,7 +86,7 @@ class _Problem:
 
     @pytest.hookimpl(trylast=True)
     def pytest_configure(self, config):
-        config.stash[plugin.PROBLEM] = self.problem
+        plugin.grading(config).problem = self.problem
 
 
 @contextlib.contextmanager

@@ -20,11 +20,6 @@ from grader.engine import registry, system
 from grader.engine.spawner import SpawnServer
 from grader.engine.zygote import ForkServer
 
-# What each kind of fork server imports before forking, from the lightest; a kind can serve those before it.
-SERVER_KINDS = {"numpy": ["numpy", "grader.engine.worker"],
-                "torch": ["numpy", "grader.engine.worker", "torch"],
-                "transformers": ["numpy", "grader.engine.worker", registry.MODEL_BUILDER]}  # torch and transformers come with it
-
 _servers: dict[str, ForkServer | SpawnServer] = {}
 _server_logs: list[Path] = []
 
@@ -37,7 +32,7 @@ def server(needs: str) -> ForkServer | SpawnServer:
     once. Started once, a server serves every later session: a test run, a
     class graded in batch or a notebook checking again pays for its imports once.
     """
-    kinds = list(SERVER_KINDS)
+    kinds = list(registry.NEEDS)
     running = [kind for kind in kinds[kinds.index(needs):] if kind in _servers]
     if running:
         return _servers[running[0]]
@@ -45,7 +40,8 @@ def server(needs: str) -> ForkServer | SpawnServer:
         _server_logs.append(Path(tempfile.mkdtemp(prefix=f"softlookup-{os.getpid()}-servers-")))
         atexit.register(shutdown)
     kind = ForkServer if system.confines() else SpawnServer
-    _servers[needs] = kind(SERVER_KINDS[needs], _server_logs[0] / f"{needs}.log")
+    imports = ["numpy", "grader.engine.worker", *registry.NEEDS[needs]]  # what it imports before forking
+    _servers[needs] = kind(imports, _server_logs[0] / f"{needs}.log")
     return _servers[needs]
 
 

@@ -44,7 +44,7 @@ class Session:
         self.output_bytes = 12 * self.output_limit + 4096
         self.printed_lines = 10**6 if all_output else PRINTED_LINES
         # Carved out of what learners may read, wherever they lie (the kit installed in site-packages):
-        self.forbidden = sorted({str(registry.PACKAGE_DIR), str(registry.KIT_ROOT / "solutions"),
+        self.forbidden = sorted({str(registry.PACKAGE_DIR), str(registry.SOLUTIONS_DIR),
                                  str(registry.KIT_ROOT / "tests"), str(registry.KIT_ROOT / ".git"),
                                  *map(str, forbidden)})
         if system.root_grader():  # workers may get uids of their own: they pass through here to their copy, no more

@@ -33,6 +33,7 @@ from pathlib import Path
 from grader.engine import clock, codec, registry, servers
 from grader.engine.errors import KitError, SubmissionError, hang_label
 from grader.engine.intake import remove_tree
+from grader.engine.options import MEMORY_LIMIT
 from grader.engine.results import WORKER_KINDS, ErrorKind
 from grader.engine.zygote import START_TIMEOUT, ForkServer, ForkServerError
 
@@ -47,9 +48,9 @@ MAX_LINES_COUNTED = 10**9  # a worker's count of printed lines, believed up to t
 
 @dataclass
 class Limits:
-    time: float = 5.0  # seconds of the worker's CPU time per call, the whole exchange included (see clock)
-    memory: int = 2 * 2**30  # bytes the code may allocate on top of the worker's own
-    needs: str = "numpy"  # the kind of fork server the worker comes from (servers.SERVER_KINDS)
+    time: float = registry.TIME_LIMIT  # seconds of the worker's CPU time per call, the whole exchange included
+    memory: int = int(MEMORY_LIMIT * 2**20)  # bytes the code may allocate on top of the worker's own
+    needs: str = "numpy"  # the kind of fork server the worker comes from (registry.NEEDS)
 
 
 class Worker:

@@ -97,7 +97,7 @@ def release_arguments(prog: str, description: str, target: str, help: str, argv)
     """``softlookup release NAME TARGET [--solutions DIR]`` parsed: (parser, args); a missing solutions folder refused."""
     parser = Parser(prog=prog, description=description)
     parser.add_argument(target, type=Path, help=help)
-    parser.add_argument("--solutions", type=Path, default=registry.KIT_ROOT / "solutions")
+    parser.add_argument("--solutions", type=Path, default=registry.SOLUTIONS_DIR)
     args = parser.parse_args(argv)
     if not args.solutions.is_dir():
         parser.error(f"{args.solutions} is not a folder of solutions (give --solutions DIR)")

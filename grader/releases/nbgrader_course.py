@@ -139,7 +139,7 @@ def replaced(files: dict[Path, str]) -> list[Path]:
 def main(argv=None) -> int:
     parser = Parser(prog="softlookup release nbgrader", description=__doc__.splitlines()[0])
     parser.add_argument("course", type=Path, help="the course folder to write (created if missing)")
-    parser.add_argument("--solutions", type=Path, default=registry.KIT_ROOT / "solutions")
+    parser.add_argument("--solutions", type=Path, default=registry.SOLUTIONS_DIR)
     parser.add_argument("--exercise", action="append", choices=list(registry.BY_MODULE), metavar="NAME",
                         help=f"only this exercise (repeatable): {', '.join(registry.BY_MODULE)}")
     parser.add_argument("--force", action="store_true",

@@ -22,7 +22,8 @@ def pytest_addoption(parser):
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    result = config.stash.get(plugin.RESULT, None)
+    grading = plugin.grading(config)
+    result = grading.submission.result if grading is not None else None
     if result is not None and result.exercises and config.getini("softlookup_table"):
         table, size = io.StringIO(), shutil.get_terminal_size()
         # force_jupyter=False: inside a notebook kernel rich would display the table as cell output.
