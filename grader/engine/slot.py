@@ -53,8 +53,8 @@ class Limits:
     needs: str = "numpy"  # the kind of fork server the worker comes from (registry.NEEDS)
 
 
-class Worker:
-    """A live worker: its supervisor and its own pid, its message socket and its status pipe."""
+class WorkerHandle:
+    """The judge's handle on one live forked worker: its supervisor and own pid, message socket and status pipe."""
 
     builds_models_later = False  # confined: every model is built before learner code runs
 
@@ -121,7 +121,7 @@ class Slot:
     limits: Limits
     trusted: bool
     readable: list[str] = field(default_factory=list)
-    worker: Worker | None = None
+    worker: WorkerHandle | None = None
     scratch: Path | None = None
     built: frozenset = frozenset()  # the models the live worker built before learner code ran
     called: set = field(default_factory=set)  # the functions the live worker has run once: their one-time costs paid
@@ -163,7 +163,7 @@ class Slot:
         }
         fork_server = servers.server("transformers" if self.built else self.limits.needs)
         try:
-            self.worker = (Worker(fork_server, settings) if isinstance(fork_server, ForkServer)
+            self.worker = (WorkerHandle(fork_server, settings) if isinstance(fork_server, ForkServer)
                            else fork_server.worker(settings))  # spawned where Linux's fork server is missing
             ready = codec.receive(self.worker.conn, time.monotonic() + START_TIMEOUT, MAX_MESSAGE)
         except (ForkServerError, OSError, EOFError, TimeoutError, ValueError, codec.EncodingError) as error:

@@ -42,7 +42,7 @@ MAX_SETTINGS = 2**20
 WINDOWS_FAILURE = 0xC0000000  # an exit status from here up is an exception of Windows's (0xC0000005: a crash)
 
 
-class SpawnedWorker:
+class SpawnedWorkerHandle:
     """The judge's handle on one spawned worker: its process and its connection."""
 
     builds_models_later = True  # a model first needed by a later call is built there (worker.Worker.prepared)
@@ -84,7 +84,7 @@ class SpawnServer:
         self.modules, self.log = modules, log
         self.spare = self._launch()
 
-    def _launch(self) -> SpawnedWorker:
+    def _launch(self) -> SpawnedWorkerHandle:
         command = (f"import sys; sys.path.append({PACKAGE_PARENT!r}); "
                    "from grader.engine.spawner import main; main()")
         names = (*PASSED_ON, *SYSTEM_VARIABLES)
@@ -104,9 +104,9 @@ class SpawnServer:
         finally:
             os.close(to_worker)
             os.close(from_worker)
-        return SpawnedWorker(process, PipeConnection(worker_writes, worker_reads))
+        return SpawnedWorkerHandle(process, PipeConnection(worker_writes, worker_reads))
 
-    def worker(self, settings: dict) -> SpawnedWorker:
+    def worker(self, settings: dict) -> SpawnedWorkerHandle:
         """A worker for ``settings``: the spare, told its settings; a new spare starts importing meanwhile."""
         taken, self.spare = self.spare, self._launch()
         try:
