@@ -20,7 +20,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # the hub is unreachable here; fail fast ins
 os.environ["SOFTLOOKUP_NO_SERVER"] = "1"  # every `softlookup check` a test starts grades in-process (test_warm: not)
 OWN_HOME = own_folders.isolate()  # no test reads or writes the learner's home, state, cache or runtime folders
 
-from grader.engine import servers  # noqa: E402
+from grader.engine import fork_servers  # noqa: E402
 
 
 def pytest_configure(config):
@@ -28,7 +28,7 @@ def pytest_configure(config):
     # GPT-2 grading below forks a worker instead of importing torch again; none in
     # xdist's controller (-n N), which hands the tests out and runs none of them.
     if os.environ.get("PYTEST_XDIST_WORKER") or not getattr(config.option, "numprocesses", None):
-        servers.preload("transformers")
+        fork_servers.preload("transformers")
 
 
 def pytest_unconfigure(config):

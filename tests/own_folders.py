@@ -6,7 +6,7 @@ which hints were seen and which functions failed last
 (``$XDG_RUNTIME_DIR/softlookup``), and through the libraries it runs,
 Jupyter's and IPython's files, matplotlib's font cache, Hugging Face's cache.
 A test run that used the learner's would rewrite their hint state (so that
-``softlookup hint`` followed failures they never had) and start servers in
+``softlookup hint`` followed failures they never had) and start warm servers in
 their runtime folder. :func:`isolate` points every one of these variables
 at a fresh temporary folder, before any test module is imported (so that
 every environment a test copies for a child process has them too), and

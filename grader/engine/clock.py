@@ -1,7 +1,7 @@
 """How long a call into a worker took, by the kernel's accounts rather than by the clock on the wall.
 
-On a busy machine (a class server grading with ``--jobs``, a learner's old
-laptop) a call's wall time grows with everything else that runs, and right
+On a busy machine (a shared machine grading a class with ``--jobs``, a learner's
+old laptop) a call's wall time grows with everything else that runs, and right
 code would run past a limit measured on the wall. So a call is held to its
 limit in the worker's own CPU time: what the kernel counts for the worker's
 process, all its threads together, read by the judge from

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import codec, ground_truth, hint_record, inspection, notebooks, options, registry, servers
+from grader.engine import codec, fork_servers, ground_truth, hint_record, inspection, notebooks, options, registry
 from grader.engine.intake import exercise_folder
 from grader.engine.errors import KitError, SubmissionError
 from grader.engine.judge import CheckFailure
@@ -150,7 +150,7 @@ class Grading:
         current.ungradable = {exercise.module: error for exercise in self.exercises
                               if (error := invalid or _ungradable(folder, exercise, shown))}
         current.needs = {exercise.module: needs_of(folder, exercise) for exercise in self.exercises}
-        servers.preload(registry.richest(needs for module, needs in current.needs.items()
+        fork_servers.preload(registry.richest(needs for module, needs in current.needs.items()
                                          if module not in current.ungradable))
         if self.options.require_isolation:  # otherwise the first learner's worker reports what holds
             self.session.probe()
@@ -297,7 +297,7 @@ class Grading:
         )
 
 
-def servers_needed(folder: Path, exercises: list[registry.Exercise]) -> str:
+def fork_server_needed(folder: Path, exercises: list[registry.Exercise]) -> str:
     """The fork server the started exercises of ``folder`` need (the richest of their needs)."""
     return registry.richest(needs_of(folder, e) for e in exercises if _ungradable(folder, e) is None)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import plugin, registry, servers
+from grader.engine import fork_servers, plugin, registry
 from grader.engine.options import Options, stay_offline
 from grader.engine.results import SubmissionResult
 
@@ -49,7 +49,7 @@ def run_checks(folder: Path, exercises: list[registry.Exercise], options: Option
     if problem:
         plugins = [*plugins, _Problem(problem)]
     # The fork servers start now, so that their imports (seconds, for torch) overlap pytest's start-up.
-    servers.preload(plugin.servers_needed(Path(folder), exercises))
+    fork_servers.preload(plugin.fork_server_needed(Path(folder), exercises))
     args = [*pytest_args(exercises, options), f"--submission={folder}"]
     capture, output = _Capture(), io.StringIO()
     with plugins_named_only():

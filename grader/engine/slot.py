@@ -2,7 +2,7 @@
 
 A :class:`Slot` is what ``submission.lookup`` becomes for one learner (or for
 the reference): it starts a worker forked from a fork server
-(:mod:`grader.engine.servers`), confined unless the code is the kit's, sends
+(:mod:`grader.engine.fork_servers`), confined unless the code is the kit's, sends
 one request at a time and trusts nothing that comes back. The whole exchange
 of a call is held to its time limit, in the worker's CPU time with a backstop
 for waiting (:mod:`grader.engine.clock`: a busy machine does not count
@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.engine import clock, codec, registry, servers
+from grader.engine import clock, codec, fork_servers, registry
 from grader.engine.errors import KitError, SubmissionError, hang_label
 from grader.engine.intake import remove_tree
 from grader.engine.options import MEMORY_LIMIT
@@ -58,11 +58,11 @@ class WorkerHandle:
 
     builds_models_later = False  # confined: every model is built before learner code runs
 
-    def __init__(self, server: ForkServer, settings: dict):
+    def __init__(self, fork_server: ForkServer, settings: dict):
         ours, theirs = socket.socketpair()
         status, status_writer = os.pipe()
         try:
-            self.supervisor = server.spawn(settings, [theirs.fileno(), status_writer])
+            self.supervisor = fork_server.spawn(settings, [theirs.fileno(), status_writer])
         finally:
             theirs.close()
             os.close(status_writer)
@@ -161,7 +161,7 @@ class Slot:
             "hung": [] if self.trusted else [[module, function] for module, function in self.known_hangs()],
             "group": self.session.groups.get(self.directory or ""),
         }
-        fork_server = servers.server("transformers" if self.built else self.limits.needs)
+        fork_server = fork_servers.server("transformers" if self.built else self.limits.needs)
         try:
             self.worker = (WorkerHandle(fork_server, settings) if isinstance(fork_server, ForkServer)
                            else fork_server.worker(settings))  # spawned where Linux's fork server is missing

@@ -146,7 +146,7 @@ def main():
             importlib.import_module(name)
     except BaseException as exc:  # a library that does not import here: the judge hears which, and why
         why = f"{type(exc).__name__}: {exc}"
-        print(why, file=sys.stderr)  # the server's log, whose last line the judge shows if the pipe is gone
+        print(why, file=sys.stderr)  # the spawn server's log, whose last line the judge shows if the pipe is gone
         codec.send(conn, {"ready": False, "error": {"type": type(exc).__name__, "message": str(exc)}})
         os._exit(1)
     torch = sys.modules.get("torch")

@@ -4,12 +4,12 @@ Both ends live here. The judge starts :class:`ForkServer`, a separate
 interpreter (``python -I``: no current folder on its path, no PYTHON*
 variables) with a small allow-listed environment, so that nothing of the
 judge (its memory, its arguments, its secrets) is copied into a worker. The
-server imports numpy (and torch and transformers for GPT-2) once; a worker
+fork server imports numpy (and torch and transformers for GPT-2) once; a worker
 forked from it costs a few milliseconds instead of seconds.
 
 The two talk over a socket pair that only they hold: there is no listening
 socket, and a worker closes every descriptor it inherits, so no learner code
-can ask the server for anything. A request is a worker's
+can ask the fork server for anything. A request is a worker's
 :class:`grader.engine.worker.Settings` (JSON) with two descriptors attached (the
 worker's end of its message socket and the write end of its status pipe);
 the answer is the supervisor's pid.
@@ -86,7 +86,7 @@ class ForkServer:
         return int(self._answer(30.0)["pid"])
 
     def close(self):
-        self.control.close()  # the server exits when it sees the socket close
+        self.control.close()  # the fork server exits when it sees the socket close
         try:
             self.process.wait(5)
         except subprocess.TimeoutExpired:
@@ -95,7 +95,7 @@ class ForkServer:
 
 
 def main():
-    """The server's own loop (in the server process)."""
+    """The fork server's own loop (in the fork server's process)."""
     from grader.engine import confine, model_cache, worker
 
     control = socket.socket(fileno=int(sys.argv[1]))

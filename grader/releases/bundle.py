@@ -32,11 +32,11 @@ from grader.usage import UsageError
 # The grader package's files that learners get.
 SHIPPED = [
     "__init__.py", "cli.py", "usage.py",
-    *[f"engine/{name}.py" for name in ("__init__", "clock", "codec", "confine", "edition", "errors", "ground_truth",
-                                        "hint_record", "inspection", "intake", "judge", "keeper", "landlock",
-                                        "model_cache", "notebooks", "options", "pipes", "plugin", "protections",
-                                        "proxies", "registry", "results", "runner", "seccomp", "servers", "session",
-                                        "slot", "spawner", "system", "worker", "zygote")],
+    *[f"engine/{name}.py" for name in ("__init__", "clock", "codec", "confine", "edition", "errors", "fork_servers",
+                                        "ground_truth", "hint_record", "inspection", "intake", "judge", "keeper",
+                                        "landlock", "model_cache", "notebooks", "options", "pipes", "plugin",
+                                        "protections", "proxies", "registry", "results", "runner", "seccomp",
+                                        "session", "slot", "spawner", "system", "worker", "zygote")],
     *[f"reports/{name}.py" for name in ("__init__", "classroom", "gradescope", "html_table", "markup",
                                          "pytest_table", "terminal", "verdicts")],
     *[f"warm/{name}.py" for name in ("__init__", "client", "place", "server")],

@@ -167,17 +167,17 @@ def test_the_judge_never_imports_torch():
 
 
 def test_an_exercise_not_started_costs_nothing(tmp_path):
-    """Only softmax started: GPT-2's checks fail at once, and torch's worker server never starts."""
+    """Only softmax started: GPT-2's checks fail at once, and torch's fork server never starts."""
     folder = tmp_path / "work"
     shutil.copytree(ASSIGNMENTS, folder)
     shutil.copy(SOLUTIONS / "softmax.py", folder)
-    script = ("from grader.engine import registry, servers; from grader.engine.runner import run_checks; "
+    script = ("from grader.engine import fork_servers, registry; from grader.engine.runner import run_checks; "
               f"result = run_checks({str(folder)!r}, list(registry.EXERCISES)); "
-              "print(result.score, sorted(servers._servers), [e.status for e in result.exercises])")
+              "print(result.score, sorted(fork_servers._servers), [e.status for e in result.exercises])")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV, timeout=600)
-    score, servers, statuses = done.stdout.strip().split(" ", 2)
+    score, kinds, statuses = done.stdout.strip().split(" ", 2)
     assert float(score) == registry.exercise("softmax").max_points, done.stderr
-    assert servers == "['numpy']"
+    assert kinds == "['numpy']"
     assert statuses == str(["done"] + ["not started"] * (len(registry.EXERCISES) - 1))
 
 

@@ -65,7 +65,7 @@ def test_the_other_side_closing_ends_the_reads_and_is_told():
 
 @pytest.fixture
 def spawned(tmp_path):
-    """A spawned numpy worker for a learner's module in ``tmp_path``, and the server it came from."""
+    """A spawned numpy worker for a learner's module in ``tmp_path``, and the spawn server it came from."""
     folder, scratch = tmp_path / "learner", tmp_path / "scratch"
     folder.mkdir()
     scratch.mkdir()

@@ -314,7 +314,7 @@ sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 
 
 def test_a_process_forked_after_import_builds_models():
-    """Grading workers are forked from a server that has imported grader.lesson.models."""
+    """Grading workers are forked from a fork server that has imported grader.lesson.models."""
     done = subprocess.run([sys.executable, "-c", FORK_AFTER_IMPORT], cwd=KIT_ROOT, timeout=120,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

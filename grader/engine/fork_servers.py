@@ -1,10 +1,10 @@
 """The fork servers this process has started, one per kind, shared by every grading session in it.
 
-A check's worker is forked from a server that has already imported what the
+A check's worker is forked from a fork server that has already imported what the
 learner's module needs (numpy alone, torch, or transformers and the lesson's
 model builder), so that the imports are paid once per process: by a test
 run, a class graded in batch or a notebook checking again. That is Linux;
-macOS and Windows cannot fork a worker safely, and a server of theirs spawns
+macOS and Windows cannot fork a worker safely, and a fork server of theirs spawns
 each worker instead, with a spare one importing ahead (:mod:`grader.engine.spawner`).
 """
 
@@ -27,9 +27,9 @@ _server_logs: list[Path] = []
 def server(needs: str) -> ForkServer | SpawnServer:
     """A fork server that has imported what ``needs`` names, started on first use and kept for the process.
 
-    A server that has imported more serves too (transformers' server can fork
+    A fork server that has imported more serves too (transformers' server can fork
     a torch worker), so grading GPT-2 and exercise 5 together imports torch
-    once. Started once, a server serves every later session: a test run, a
+    once. Started once, a fork server serves every later session: a test run, a
     class graded in batch or a notebook checking again pays for its imports once.
     """
     kinds = list(registry.NEEDS)
@@ -52,7 +52,7 @@ def preload(needs: str = "numpy"):
 
 
 def shutdown():
-    """Stop the fork servers (at exit; a server also stops by itself when this process dies)."""
+    """Stop the fork servers (at exit; a fork server also stops by itself when this process dies)."""
     for handle in _servers.values():
         handle.close()
     _servers.clear()
