@@ -44,7 +44,7 @@ def main():
     ours = os.stat(path).st_ino
     signal.signal(signal.SIGTERM, _exit)
     _stop_older_servers(path)
-    server = Server()
+    server = WarmServer()
     listener.settimeout(float(os.environ.get("SOFTLOOKUP_SERVER_IDLE", IDLE_SECONDS)))
     try:
         while True:
@@ -82,7 +82,9 @@ def _stop_older_servers(path: Path):
                 conn.sendall(b'{"stop": true}')
 
 
-class Server:
+class WarmServer:
+    """What the warm server keeps between requests (its Keeper, the count of checks served), and how it serves one."""
+
     def __init__(self):
         self.keeper = Keeper()
         self.served = 0

@@ -128,7 +128,7 @@ def test_a_peer_of_another_uid_is_refused_by_both_ends(monkeypatch):
         assert place.same_user(ours)
         monkeypatch.setattr(os, "geteuid", lambda: os.getuid() + 1)
         assert not place.same_user(ours)
-        assert server.Server().serve(ours) is True  # nothing answered, not even the server's pid
+        assert server.WarmServer().serve(ours) is True  # nothing answered, not even the server's pid
         ours.close()
         assert theirs.recv(100) == b""
 
