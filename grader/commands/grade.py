@@ -24,7 +24,7 @@ from grader.engine.intake import Student, escaped
 from grader.engine.options import Options
 from grader.engine.protections import unconfined
 from grader.engine.results import ErrorKind, SubmissionResult, write_atomically
-from grader.platforms import Intake, detect, folders, listing
+from grader.platforms import Export, detect, folders, listing
 from grader.reports import gradebook
 from grader.usage import Parser, UsageError
 
@@ -80,19 +80,19 @@ def main(argv=None) -> int:
     if problem := usage_problem(args):
         raise UsageError(problem)
     exercises = check.chosen_exercises(args)
-    intake = detect.read(args.submissions.resolve(), args.layout)
-    print(f"softlookup grade: {escaped(intake.described())}", file=sys.stderr)
-    if warning := mixed_layouts(args.submissions.resolve(), intake):
+    export = detect.read(args.submissions.resolve(), args.layout)
+    print(f"softlookup grade: {escaped(export.described())}", file=sys.stderr)
+    if warning := mixed_layouts(args.submissions.resolve(), export):
         print(f"softlookup grade: warning: {warning}", file=sys.stderr)
-    if not intake.students:
+    if not export.students:
         print(f"softlookup grade: there is no student to grade in {args.submissions}; give the folder of the "
               "platform's export (unzipped), or one with a subfolder (or .zip) per student", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
     system.close_to_workers([args.submissions, args.out])  # every student's work and every result
-    todo = [s for s in intake.students if args.force or _result_in(args.out, s) is None]
+    todo = [s for s in export.students if args.force or _result_in(args.out, s) is None]
     if not todo:
-        print(f"softlookup grade: nothing new: all {len(intake.students)} students were graded in {args.out} "
+        print(f"softlookup grade: nothing new: all {len(export.students)} students were graded in {args.out} "
               "before (--force grades them again)", file=sys.stderr)
     interrupted, failure, fresh = False, "", []
     try:
@@ -101,10 +101,10 @@ def main(argv=None) -> int:
         interrupted = True
     except Exception as error:  # the coordinator's own fault: the gradebook of those graded is still written
         failure = f"the batch stopped ({batch.described(error)})"
-    graded = write_gradebook(args.out, intake, exercises, args.assignment)
-    written = ", ".join(str(args.out / name) for name in ("grades.csv", *_import_file(intake.layout)))
+    graded = write_gradebook(args.out, export, exercises, args.assignment)
+    written = ", ".join(str(args.out / name) for name in ("grades.csv", *_import_file(export.layout)))
     again = "graded again" if args.force else "new"
-    done = f"{len(graded)} of {len(intake.students)} students graded ({len(fresh)} {again}); gradebook in {written}"
+    done = f"{len(graded)} of {len(export.students)} students graded ({len(fresh)} {again}); gradebook in {written}"
     if failure:
         raise UsageError(f"{failure}; {done}")
     if interrupted:
@@ -112,19 +112,19 @@ def main(argv=None) -> int:
         return 130
     print(done)
     if not any(map(_found_anything, graded.values())):
-        print(f"softlookup grade: none of the {len(intake.students)} students could be graded: no exercise module "
-              f"was found in any submission read as {intake.title} (see their feedback.md; --layout reads the "
+        print(f"softlookup grade: none of the {len(export.students)} students could be graded: no exercise module "
+              f"was found in any submission read as {export.title} (see their feedback.md; --layout reads the "
               "folder as another layout)", file=sys.stderr)
         return 1
     return 0
 
 
-def mixed_layouts(folder: Path, intake: Intake) -> str:
+def mixed_layouts(folder: Path, export: Export) -> str:
     """A warning where the folder was read as one folder per student although a platform names several of its
     entries as its export names them: two layouts in one folder (students' folders beside Canvas's files), of
     which one is read wrongly, each of its files a student of its own. "" where nothing looks mixed."""
     entries, _ = listing(folder)
-    if intake.layout != folders.NAME or len(entries) < 3:
+    if export.layout != folders.NAME or len(entries) < 3:
         return ""
     for platform in detect.PLATFORMS:
         named = [escaped(entry.name) for entry in entries if platform.recognised(entry)]
@@ -137,16 +137,16 @@ def mixed_layouts(folder: Path, intake: Intake) -> str:
     return ""
 
 
-def write_gradebook(out: Path, intake: Intake, exercises: list[registry.Exercise],
+def write_gradebook(out: Path, export: Export, exercises: list[registry.Exercise],
                     assignment: str) -> dict[str, SubmissionResult]:
     """grades.csv, summary.md, summary.html and the platform's import file from every student graded so far.
 
     Who a student is comes from the export read now, so a corrected export renames them without a regrade.
     """
-    graded = {s.id: batch.identified(found, s) for s in intake.students if (found := _result_in(out, s)) is not None}
+    graded = {s.id: batch.identified(found, s) for s in export.students if (found := _result_in(out, s)) is not None}
     gradebook.write_class(out, graded, [exercise.module for exercise in exercises])
-    for name in _import_file(intake.layout):
-        write_atomically(out / name, detect.LAYOUTS[intake.layout].gradebook_import(graded, assignment))
+    for name in _import_file(export.layout):
+        write_atomically(out / name, detect.LAYOUTS[export.layout].gradebook_import(graded, assignment))
     return graded
 
 

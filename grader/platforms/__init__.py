@@ -6,7 +6,7 @@ platform lays it out its own way, and each module here reads one layout
 :mod:`.gradescope`, :mod:`.github_classroom`, and :mod:`.folders`, one folder
 or zip per student, which is also what a folder matching no platform is read
 as) and, where the platform takes one back, writes its gradebook import.
-:mod:`.detect` picks the layout. Every layout gives the same
+:mod:`.detect` picks the layout and gives an :class:`Export`. Every layout gives the same
 :class:`~grader.engine.intake.Student` records and names every entry it leaves out, with why: an instructor never
 loses a student without a word.
 
@@ -29,7 +29,7 @@ from pathlib import Path
 from grader.engine.intake import NAME_BYTES, Student, escaped, is_litter, link_refused
 
 @dataclass
-class Intake:
+class Export:
     """What one submissions folder holds: the layout it was read as, its students, and what was left out."""
 
     layout: str  # a platform module's NAME

@@ -17,13 +17,13 @@ from pathlib import Path
 from types import ModuleType
 
 from grader.engine.intake import Student
-from grader.platforms import Intake, blackboard, canvas, folders, github_classroom, gradescope, listing, moodle
+from grader.platforms import Export, blackboard, canvas, folders, github_classroom, gradescope, listing, moodle
 
 PLATFORMS = (gradescope, canvas, moodle, blackboard, github_classroom)  # on a tie, the first
 LAYOUTS = {platform.NAME: platform for platform in (*PLATFORMS, folders)}
 
 
-def read(folder: Path, layout: str | None = None) -> Intake:
+def read(folder: Path, layout: str | None = None) -> Export:
     """The students in ``folder`` read as ``layout`` (a name of :data:`LAYOUTS`), or as the layout detected."""
     entries, litter = listing(folder)
     if (inside := _export_folder(entries, layout)) is not None:
@@ -31,7 +31,7 @@ def read(folder: Path, layout: str | None = None) -> Intake:
         litter += more_litter
     platform = LAYOUTS[layout] if layout else _detected(entries)
     students, ignored = platform.read(folder, entries)
-    return Intake(platform.NAME, platform.TITLE, _unique(students), litter + ignored)
+    return Export(platform.NAME, platform.TITLE, _unique(students), litter + ignored)
 
 
 def _detected(entries: list) -> ModuleType:

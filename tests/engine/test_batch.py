@@ -266,11 +266,11 @@ def test_every_entry_is_a_student_but_tools_litter(tmp_path):
     (tmp_path / "bob.zip").write_bytes(b"")
     (tmp_path / ".zip").write_bytes(b"")
     (tmp_path / "carol").write_text("a file")
-    intake = detect.read(tmp_path)
-    assert intake.layout == "folders"
-    assert sorted(ignored for ignored, _ in intake.ignored) == sorted([".DS_Store", "._softmax.py", "Thumbs.db",
+    export = detect.read(tmp_path)
+    assert export.layout == "folders"
+    assert sorted(ignored for ignored, _ in export.ignored) == sorted([".DS_Store", "._softmax.py", "Thumbs.db",
                                                                         "__MACOSX", ".ipynb_checkpoints"])
-    by_id = {student.id: student for student in intake.students}
+    by_id = {student.id: student for student in export.students}
     assert set(by_id) == {".hidden", "alice", "alice.zip", "bob", ".zip", "carol"}
     assert not by_id["alice.zip"].zipped and by_id["bob"].zipped and by_id[".zip"].zipped  # a folder named x.zip
     assert "is a file" in by_id["carol"].problem and not by_id[".hidden"].problem

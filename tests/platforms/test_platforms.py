@@ -39,16 +39,16 @@ def sources(student: Student) -> set[Path]:
 @pytest.mark.parametrize("layout", list(exports.BUILDERS))
 def test_each_export_is_read_as_its_platform_without_a_flag(layout, tmp_path):
     expected = exports.BUILDERS[layout](tmp_path / "export")
-    intake = detect.read(tmp_path / "export")
-    assert intake.layout == layout
-    assert {s.id: exports.Expected(s.name, s.email, s.late, "") for s in intake.students} == {
+    export = detect.read(tmp_path / "export")
+    assert export.layout == layout
+    assert {s.id: exports.Expected(s.name, s.email, s.late, "") for s in export.students} == {
         student: exports.Expected(who.name, who.email, who.late, "") for student, who in expected.items()}
-    assert not [student.problem for student in intake.students if student.problem]
+    assert not [student.problem for student in export.students if student.problem]
     # Every entry of the folder read is a student's or is named as ignored, with why.
-    (folder,) = {source.parent for student in intake.students for source in sources(student)}
-    used = {source.name for student in intake.students for source in sources(student)}
-    assert used | {entry for entry, _ in intake.ignored} == set(os.listdir(folder))
-    assert all(why for _, why in intake.ignored)
+    (folder,) = {source.parent for student in export.students for source in sources(student)}
+    used = {source.name for student in export.students for source in sources(student)}
+    assert used | {entry for entry, _ in export.ignored} == set(os.listdir(folder))
+    assert all(why for _, why in export.ignored)
 
 
 def test_canvas_grades_a_resubmitted_file_under_its_own_name_and_names_older_copies(tmp_path):
@@ -59,14 +59,14 @@ def test_canvas_grades_a_resubmitted_file_under_its_own_name_and_names_older_cop
              "LATE_anon_x7Kq2_14_softmax.py": WORK["honest"]["softmax.py"]}
     exports.write(tmp_path, files)
     (tmp_path / "a folder").mkdir()
-    intake = detect.read(tmp_path)
-    by_id = {student.id: student for student in intake.students}
+    export = detect.read(tmp_path)
+    by_id = {student.id: student for student in export.students}
     assert set(by_id) == {str(zoe.number), "anon_x7Kq2"}
     assert {name: Path(path).name for name, path in by_id[str(zoe.number)].files.items()} == {
         "softmax.py": f"vanderbergzoë_{zoe.number}_12_softmax-2.py",
         "notes-1.txt": f"vanderbergzoë_{zoe.number}_13_notes-1.txt"}
     assert by_id["anon_x7Kq2"].late and by_id["anon_x7Kq2"].name == ""
-    assert dict(intake.ignored) == {
+    assert dict(export.ignored) == {
         f"vanderbergzoë_{zoe.number}_11_softmax.py": "an older upload of softmax.py (a lower attachment id; Canvas "
                                                      "numbers a resubmitted file -1, -2, ...)",
         "a folder": "not named as Canvas names a submitted file (<name>_<user id>_<file id>_<file name>)"}
@@ -82,11 +82,11 @@ def test_moodle_folders_of_every_version_and_its_flat_download(ending, tmp_path)
                        str(jose.number): ("", f"Participant_{jose.number}_assignsubmission_file{ending}")}
     exports.write(tmp_path / "flat", {f"{zoe.name}_{zoe.number}_assignsubmission_file_softmax.py": "",
                                       f"{zoe.name}_{zoe.number}_assignsubmission_onlinetext_onlinetext.html": ""})
-    intake = detect.read(tmp_path / "flat")
-    (student,) = intake.students
+    export = detect.read(tmp_path / "flat")
+    (student,) = export.students
     assert (student.id, student.name, student.path, list(student.files)) == (str(zoe.number), zoe.name, "",
                                                                             ["softmax.py"])
-    assert [entry for entry, _ in intake.ignored] == [f"{zoe.name}_{zoe.number}_assignsubmission_onlinetext_"
+    assert [entry for entry, _ in export.ignored] == [f"{zoe.name}_{zoe.number}_assignsubmission_onlinetext_"
                                                       "onlinetext.html"]
 
 
@@ -105,9 +105,9 @@ def test_a_gradescope_group_is_a_student_each_and_unreadable_metadata_leaves_fol
     assert [(s.id, s.name, s.email, Path(s.path).name) for s in students] == [
         (str(p.number), p.name, p.email, "submission_300001") for p in (zoe, jose)]
     (tmp_path / "submission_metadata.yml").write_text(":submitters: [unclosed\n")
-    intake = detect.read(tmp_path)
-    assert [student.id for student in intake.students] == ["submission_300001"]
-    assert "could not be read" in dict(intake.ignored)["submission_metadata.yml"]
+    export = detect.read(tmp_path)
+    assert [student.id for student in export.students] == ["submission_300001"]
+    assert "could not be read" in dict(export.ignored)["submission_metadata.yml"]
 
 
 def test_github_classroom_ids_drop_the_prefix_the_repositories_share(tmp_path):
@@ -118,15 +118,15 @@ def test_github_classroom_ids_drop_the_prefix_the_repositories_share(tmp_path):
 
 def test_a_class_of_one_folder_stays_a_class_of_one(tmp_path):
     exports.write(tmp_path / "zvdberg" / "work", WORK["honest"])
-    intake = detect.read(tmp_path)
-    assert (intake.layout, [s.id for s in intake.students]) == ("folders", ["zvdberg"])
+    export = detect.read(tmp_path)
+    assert (export.layout, [s.id for s in export.students]) == ("folders", ["zvdberg"])
 
 
 def test_the_layout_named_is_the_one_read(tmp_path):
     exports.canvas(tmp_path / "export")
-    intake = detect.read(tmp_path / "export", "folders")
-    assert intake.layout == "folders" and len(intake.students) == len(os.listdir(tmp_path / "export")) - 1
-    assert all("is a file, not a folder" in student.problem for student in intake.students)
+    export = detect.read(tmp_path / "export", "folders")
+    assert export.layout == "folders" and len(export.students) == len(os.listdir(tmp_path / "export")) - 1
+    assert all("is a file, not a folder" in student.problem for student in export.students)
 
 
 @pytest.mark.parametrize("argv,fragment", [
