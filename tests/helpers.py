@@ -166,9 +166,9 @@ def exercise_score(result, module: str) -> tuple[float, float]:
 
 @contextlib.contextmanager
 def cpu_hog(per_core: int = 4):
-    """A busy machine for the duration: ``per_core`` busy loops per core, each in a session of its own.
+    """A busy machine for the duration: ``per_core`` busy loops per core, each in a process session of its own.
 
-    Each loop needs its own session: Linux's scheduler shares the processor out
+    Each loop needs its own process session: Linux's scheduler shares the processor out
     per session (autogroups) where that is on, and loops started in one session
     would together take no more than one worker does.
     """

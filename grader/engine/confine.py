@@ -306,7 +306,7 @@ def restrict(*, read: list[str], write: list[str], forbidden: list[str], closed:
     ``ids`` is the uid and gid of the worker's own, for a root grader
     (:func:`own_uid_obstacle` says whether it may have them); ``closed`` are
     the folders that uid must find shut (the kit's) and ``unlisted`` those it
-    may pass through but not list (the session's, which holds every learner's
+    may pass through but not list (the sandbox's, which holds every learner's
     copy), for it to count as the filesystem's protection where no Landlock
     does; seccomp then refuses every write. ``host_uid`` is the uid outside
     any user namespace: RLIMIT_NPROC never binds uid 0.

@@ -1,4 +1,4 @@
-"""The fork servers this process has started, one per kind, shared by every grading session in it.
+"""The fork servers this process has started, one per kind, shared by every grading in it.
 
 A check's worker is forked from a fork server that has already imported what the
 learner's module needs (numpy alone, torch, or transformers and the lesson's
@@ -29,7 +29,7 @@ def server(needs: str) -> ForkServer | SpawnServer:
 
     A fork server that has imported more serves too (transformers' server can fork
     a torch worker), so grading GPT-2 and exercise 5 together imports torch
-    once. Started once, a fork server serves every later session: a test run, a
+    once. Started once, a fork server serves every later grading: a test run, a
     class graded in batch or a notebook checking again pays for its imports once.
     """
     kinds = list(registry.NEEDS)

@@ -96,7 +96,7 @@ class Keeper:
     """What is kept between gradings: the trusted answers, and each exercise's last result with its fingerprint."""
 
     def __init__(self):
-        self.answers: dict[str, dict] = {}  # the reference's and the kit's answers, as a grading session keeps them
+        self.answers: dict[str, dict] = {}  # the reference's and the kit's answers, as a grading's sandbox keeps them
         self.answers_stamp = None  # the solutions (and options) they were computed with
         self.results: dict[tuple, tuple] = {}  # (folder, options, exercise) -> (state, result, unprotected)
         self.kept: list[str] = []  # the exercises whose result the last grading kept
@@ -135,11 +135,11 @@ class Keeper:
 
 
 class _SharedAnswers:
-    """A pytest plugin that gives the session the keeper's trusted answers instead of an empty record."""
+    """A pytest plugin that gives the grading's sandbox the keeper's trusted answers instead of an empty record."""
 
     def __init__(self, answers: dict):
         self.answers = answers
 
     @pytest.hookimpl(trylast=True)
     def pytest_configure(self, config):
-        plugin.grading(config).session.answers = self.answers
+        plugin.grading(config).sandbox.answers = self.answers

@@ -37,7 +37,7 @@ from grader.engine.errors import KitError, SubmissionError
 from grader.engine.judge import CheckFailure
 from grader.engine.proxies import Namespace
 from grader.engine.results import CheckResult, ErrorKind, SubmissionResult
-from grader.engine.session import PrintLog, Session
+from grader.engine.sandbox import PrintLog, Sandbox
 from grader.engine.slot import Limits
 
 PLUGIN = "softlookup-grading"  # the name its Grading is registered under, once per pytest session
@@ -122,7 +122,7 @@ class Grading:
 
     def __init__(self, config, learners_pytest: bool):
         self.options = chosen = options.Options.of(config.option)
-        self.session = Session(  # -v or -s: show everything the learner's code printed
+        self.sandbox = Sandbox(  # -v or -s: show everything the learner's code printed
             require_isolation=chosen.require_isolation, forbidden=[chosen.solutions] if chosen.solutions else [],
             all_output=config.getoption("verbose", 0) > 0 or config.getoption("capture", "fd") == "no")
         self.submission = Submission(SubmissionResult(str(config.getoption("submission"))))
@@ -145,7 +145,7 @@ class Grading:
         folder = folder.resolve()
         current = self.submission = Submission(SubmissionResult(str(folder)), folder)
         # A whole time budget, no function known to hang, nothing a previous student's code printed carried over:
-        self.session.begin_submission(self.options.budget)
+        self.sandbox.begin_submission(self.options.budget)
         invalid = SubmissionError(ErrorKind.INVALID, problem) if problem else None
         current.ungradable = {exercise.module: error for exercise in self.exercises
                               if (error := invalid or _ungradable(folder, exercise, shown))}
@@ -153,7 +153,7 @@ class Grading:
         fork_servers.preload(registry.richest(needs for module, needs in current.needs.items()
                                          if module not in current.ungradable))
         if self.options.require_isolation:  # otherwise the first learner's worker reports what holds
-            self.session.probe()
+            self.sandbox.probe()
         current.started = time.monotonic()
 
     def end_submission(self) -> SubmissionResult:
@@ -161,10 +161,10 @@ class Grading:
         current = self.submission
         if current.started is not None:
             current.result.seconds = time.monotonic() - current.started
-        if self.session.protections is not None:
-            current.result.unprotected = self.session.protections.missing()
+        if self.sandbox.protections is not None:
+            current.result.unprotected = self.sandbox.protections.missing()
         if current.folder is not None:
-            self.session.release(str(current.folder))
+            self.sandbox.release(str(current.folder))
         return current.result
 
     def limits_for(self, module: str) -> Limits:
@@ -218,7 +218,7 @@ class Grading:
 
     def pytest_runtest_setup(self, item):
         if _check_of(item) is not None:
-            self.session.printed.clear()  # what learner code prints is kept per check
+            self.sandbox.printed.clear()  # what learner code prints is kept per check
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -252,7 +252,7 @@ class Grading:
                 message = f"the grader could not judge this ({type(error).__name__}: {error}); please report it"
                 kind = ErrorKind.KIT
         self._record(item, "passed" if report.passed else "skipped" if report.skipped else "failed", message, kind,
-                     _printed(self.session.printed), mistake)
+                     _printed(self.sandbox.printed), mistake)
         return report
 
     def pytest_sessionfinish(self, session):
@@ -260,7 +260,7 @@ class Grading:
             result = self.end_submission()
             if self.learners_pytest:  # softlookup check records its own
                 hint_record.record_failures(result)
-        self.session.close()
+        self.sandbox.close()
         self.made.close()
 
     def _record(self, item, outcome: str, message: str, error: str = "", printed: str = "", mistake: str = ""):
@@ -272,10 +272,10 @@ class Grading:
         """
         exercise, hidden = _check_of(item)
         # Verdicts quote learner values and text: whatever it holds, a message is encodable and bounded.
-        message, printed = (codec.clean_text(learners_paths(text, self.session), limit)
+        message, printed = (codec.clean_text(learners_paths(text, self.sandbox), limit)
                             for text, limit in ((message, MAX_MESSAGE_CHARS), (printed, MAX_PRINTED_CHARS)))
         share = exercise.points[item.originalname] / self.cases[(exercise.module, item.originalname)]
-        (module, function), self.session.last_call = self.session.last_call or ("", ""), None  # per check
+        (module, function), self.sandbox.last_call = self.sandbox.last_call or ("", ""), None  # per check
         doc = (item.function.__doc__ or "").strip().splitlines()
         self.submission.result.add(
             CheckResult(
@@ -344,7 +344,7 @@ def _report_verdicts_plainly(item):
     item.repr_failure = repr_failure
 
 
-def learners_paths(text: str, session: Session) -> str:
+def learners_paths(text: str, sandbox: Sandbox) -> str:
     """``text`` with the paths of the grader's private copies put back as the learner's own folders.
 
     A warning or a traceback printed by learner code names the file it ran
@@ -354,7 +354,7 @@ def learners_paths(text: str, session: Session) -> str:
     def shown(path) -> str:
         return os.path.relpath(path) if Path(path).is_relative_to(Path.cwd()) else str(path)
 
-    for origin, copy in session.copies.items():
+    for origin, copy in sandbox.copies.items():
         if isinstance(copy, str) and copy in text:
             for name, source in notebooks.made_from(origin).items():  # a module made from the learner's file
                 made = f"{shown(source)} (as {name})" if source.suffix == ".ipynb" else shown(source)
@@ -376,7 +376,7 @@ def _printed(calls: PrintLog) -> str:
 @pytest.fixture  # per check, because softlookup grade changes the folder between students
 def submission(request):
     state = grading(request.config)
-    return Namespace(state.session, str(state.submission.folder), state.limits_for)
+    return Namespace(state.sandbox, str(state.submission.folder), state.limits_for)
 
 
 @pytest.fixture(scope="session")
@@ -386,11 +386,11 @@ def reference(request):
     def limits_for(module: str) -> Limits:
         return dataclasses.replace(KIT_LIMITS, needs=registry.exercise(module).needs)
 
-    return Namespace(state.session, str(state.options.reference_folder.resolve()), limits_for, trusted=True)
+    return Namespace(state.sandbox, str(state.options.reference_folder.resolve()), limits_for, trusted=True)
 
 
 @pytest.fixture(scope="session")
 def kit(request):
-    namespace = Namespace(grading(request.config).session, None, lambda module: KIT_LIMITS,
+    namespace = Namespace(grading(request.config).sandbox, None, lambda module: KIT_LIMITS,
                           package=registry.KIT_PACKAGE, trusted=True)
     return ground_truth.for_checks(namespace, request.config)

@@ -1,30 +1,30 @@
 """What checks hold: ``submission.lookup.soft_lookup(...)`` as if the learner's module were imported.
 
 Each attribute step names a module and a function; calling it sends the call
-as plain data to the session's slot for that folder and module, which runs
+as plain data to the sandbox's slot for that folder and module, which runs
 it in a worker and returns the value, or raises
 :class:`~grader.engine.errors.SubmissionError`.
 """
 
 from __future__ import annotations
 
-from grader.engine.session import Session
+from grader.engine.sandbox import Sandbox
 from grader.engine.slot import Slot
 
 
 class Namespace:
     """``namespace.module.function(*args)`` runs that function in a worker.
 
-    ``Namespace(session, "path/to/submission", limits_for)`` is a learner's
+    ``Namespace(sandbox, "path/to/submission", limits_for)`` is a learner's
     folder. A trusted namespace (the reference solutions, or the kit's own
     modules with ``package="grader.lesson"``) runs in unconfined workers, so the
     judge never imports torch, and its failures raise :class:`KitError`
     instead of being blamed on the learner.
     """
 
-    def __init__(self, session: Session, directory: str | None, limits_for, package: str = "",
+    def __init__(self, sandbox: Sandbox, directory: str | None, limits_for, package: str = "",
                  trusted: bool = False):
-        self._session, self._directory, self._limits_for = session, directory, limits_for
+        self._sandbox, self._directory, self._limits_for = sandbox, directory, limits_for
         self._package, self._trusted = package, trusted
 
     def __getattr__(self, module):
@@ -52,8 +52,8 @@ class _Function:
 
     def __call__(self, *args):
         namespace = self._namespace
-        if namespace._trusted:  # the kit's answers depend on their arguments only: ask once per session
-            return namespace._session.trusted_answer(namespace._directory, self._module, self.__name__, args,
+        if namespace._trusted:  # the kit's answers depend on their arguments only: ask once per sandbox
+            return namespace._sandbox.trusted_answer(namespace._directory, self._module, self.__name__, args,
                                                      namespace._limits_for(self._module))
         return self._slot().call(self.__name__, args)
 
@@ -63,5 +63,5 @@ class _Function:
 
     def _slot(self) -> Slot:
         namespace = self._namespace
-        return namespace._session.slot(namespace._directory, self._module, namespace._limits_for(self._module),
+        return namespace._sandbox.slot(namespace._directory, self._module, namespace._limits_for(self._module),
                                        trusted=False)

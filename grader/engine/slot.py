@@ -1,4 +1,4 @@
-"""One folder and module of a grading session: its live worker, the protocol of a call, what is known to fail.
+"""One folder and module of a grading run's sandbox: its live worker, the protocol of a call, what is known to fail.
 
 A :class:`Slot` is what ``submission.lookup`` becomes for one learner (or for
 the reference): it starts a worker forked from a fork server
@@ -106,7 +106,7 @@ class WorkerHandle:
         self.status.close()
 
 
-# Module -> every model spec calls into it have needed in this process, from session to session (Slot.models_needed).
+# Module -> every model spec calls into it have needed in this process, from sandbox to sandbox (Slot.models_needed).
 MODELS_NEEDED: dict[str, set] = {}
 
 
@@ -114,7 +114,7 @@ MODELS_NEEDED: dict[str, set] = {}
 class Slot:
     """One folder-and-module pair: its live worker, and what is already known to fail."""
 
-    session: "Session"  # the grader.engine.session.Session that made it (not imported: it imports this)
+    sandbox: "Sandbox"  # the grader.engine.sandbox.Sandbox that made it (not imported: it imports this)
     directory: str | None  # what the worker imports from (a learner's private copy)
     origin: str | None  # the folder as the learner named it, for messages
     module: str
@@ -134,7 +134,7 @@ class Slot:
 
         A new worker builds all of them before it imports learner code (the
         fork server has built them already: :mod:`grader.engine.model_cache`).
-        The set outlives sessions (:data:`MODELS_NEEDED`), so only the first
+        The set outlives sandboxes (:data:`MODELS_NEEDED`), so only the first
         grading's workers restart when a check asks for a model not seen yet:
         a warm re-check, ``--watch`` and a class's later students start one.
         """
@@ -143,23 +143,23 @@ class Slot:
     def known_hangs(self) -> dict:
         """(module, function) -> timeout error, for every function of this slot's folder that ran past its limit.
 
-        A learner's hangs are the session's, per folder, so that every module
+        A learner's hangs are the sandbox's, per folder, so that every module
         of the submission knows them; a trusted slot keeps its own.
         """
         if self.trusted:
             return {(self.module, function): error for function, error in self.hung.items()}
-        return self.session.hung.get(self.origin, {})
+        return self.sandbox.hung.get(self.origin, {})
 
     def start(self):
-        self.scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=self.session.root))
+        self.scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=self.sandbox.root))
         self.built, self.called = frozenset(self.models_needed()), set()
         settings = {
             "directory": self.directory, "scratch": str(self.scratch), "memory_limit": self.limits.memory,
-            "confined": not self.trusted, "readable": self.readable, "forbidden": self.session.forbidden,
+            "confined": not self.trusted, "readable": self.readable, "forbidden": self.sandbox.forbidden,
             "models": [codec.to_plain(spec)["model_spec"] for spec in sorted(self.built, key=repr)],
-            "output_limit": self.session.output_limit, "model_builder": registry.MODEL_BUILDER,
+            "output_limit": self.sandbox.output_limit, "model_builder": registry.MODEL_BUILDER,
             "hung": [] if self.trusted else [[module, function] for module, function in self.known_hangs()],
-            "group": self.session.groups.get(self.directory or ""),
+            "group": self.sandbox.groups.get(self.directory or ""),
         }
         fork_server = fork_servers.server("transformers" if self.built else self.limits.needs)
         try:
@@ -177,7 +177,7 @@ class Slot:
             raise KitError(f"a worker could not be set up ({detail})")
         if not self.trusted:
             try:
-                self.session.note_protections(ready.get("protections"))
+                self.sandbox.note_protections(ready.get("protections"))
             except KitError:  # refused: the worker goes before any learner code could reach it
                 self.stop()
                 raise
@@ -200,7 +200,7 @@ class Slot:
             codec.send(self.worker.conn, request)
             # What the call printed comes first, in a message of its own with a small bound: a worker whose
             # cap was raised by learner code has that message dropped, and its answer still counts.
-            printed = codec.receive_or_skip(self.worker.conn, meter, self.session.output_bytes)
+            printed = codec.receive_or_skip(self.worker.conn, meter, self.sandbox.output_bytes)
             answer = codec.receive(self.worker.conn, meter, MAX_MESSAGE)
         except (TimeoutError, socket.timeout):
             meter.charge()  # read the clocks before the worker is gone
@@ -233,8 +233,8 @@ class Slot:
         else:
             output = report.get("output") if isinstance(report.get("output"), str) else ""
             lines = report.get("lines") if type(report.get("lines")) is int else 0
-            printed = _printed(output[: self.session.output_limit], min(max(lines, 0), MAX_LINES_COUNTED),
-                               self.session.printed_lines)
+            printed = _printed(output[: self.sandbox.output_limit], min(max(lines, 0), MAX_LINES_COUNTED),
+                               self.sandbox.printed_lines)
         if "value" in answer:
             return {"value": answer["value"], "arguments": answer.get("arguments"), "output": printed}
         error = answer["error"] if isinstance(answer["error"], dict) else {}
@@ -271,8 +271,8 @@ class Slot:
                 "folder name", f"importing {self.module}.py")
             raise self.import_error
         if not self.trusted:
-            self.session.check_budget(f"{self.module}.{function}()")
-            self.session.last_call = (self.module, function)
+            self.sandbox.check_budget(f"{self.module}.{function}()")
+            self.sandbox.last_call = (self.module, function)
         needed = codec.model_specs(list(args))
         if self.worker is not None and not needed <= self.built and not self.worker.builds_models_later:
             self.stop()  # models are built before learner code runs (it could replace the builder): a new worker
@@ -283,7 +283,7 @@ class Slot:
             except SubmissionError as error:
                 self.import_error = error
                 if error.kind == ErrorKind.TIMEOUT and not self.trusted:  # the modules that import this one skip it
-                    self.session.note_hang(self, "", error)
+                    self.sandbox.note_hang(self, "", error)
                 raise
         try:
             return self._run("call", function, args, report_arguments)
@@ -292,7 +292,7 @@ class Slot:
                 if self.trusted:
                     self.hung[function] = error
                 else:
-                    self.session.note_hang(self, function, error)
+                    self.sandbox.note_hang(self, function, error)
             raise
 
     def _run(self, op: str, function: str, args, report_arguments: bool = False):
@@ -302,24 +302,24 @@ class Slot:
             self.start()
         first = op == "call" and function not in self.called  # an import is all one-time cost: its limit has room
         allowance = min(time_limit, ONE_TIME_ALLOWANCE) if first else 0.0
-        budget = None if self.trusted else self.session.budget_left()
+        budget = None if self.trusted else self.sandbox.budget_left()
         meter = clock.Meter(self.worker.pid, time_limit + allowance, budget)
         try:
             answer = self._exchange(op, function, args, meter, report_arguments)
         except CallStopped as stopped:
             if stopped.bound == "budget":  # the budget ran out, not the call's own limit: it is not a hang
-                raise SubmissionError(ErrorKind.BUDGET, self.session.budget_spent("was stopped"), label) from None
+                raise SubmissionError(ErrorKind.BUDGET, self.sandbox.budget_spent("was stopped"), label) from None
             raise SubmissionError(ErrorKind.TIMEOUT, _overrun(stopped.bound, time_limit, allowance), label) from None
         except SubmissionError as error:
             error.label = label
             raise
         finally:
             if not self.trusted:
-                self.session.spent += meter.charge()
+                self.sandbox.spent += meter.charge()
         if op == "call":
             self.called.add(function)
         if answer["output"]:
-            self.session.printed.add(label, answer["output"])
+            self.sandbox.printed.add(label, answer["output"])
         if "error" in answer:
             error = answer["error"]
             error.label = label

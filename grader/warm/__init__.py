@@ -5,7 +5,7 @@ run pays for Python, pytest, numpy and, for the GPT-2 exercises, torch and
 transformers (seconds) before the first check. The first ``check`` therefore
 starts a server on the learner's own account (:mod:`grader.warm.server`) and
 hands it the command line; every later ``check`` is a request to it
-(:mod:`grader.warm.client`). The server keeps what a session of the runner
+(:mod:`grader.warm.client`). The server keeps what a grading run
 already keeps (the fork servers with their imports, the reference's and the
 kit's answers) and, like ``--watch``, does not grade again an exercise while
 no file of the folder has changed since it graded it (one rule for both:

@@ -10,7 +10,7 @@ half of a table.
 The first check finds no server: it binds the socket itself, under a lock,
 and starts the server with the listening socket already open (so the
 request can be sent at once, and two checks started together cannot start
-two servers), in a session of its own (Ctrl-C in the terminal reaches this
+two servers), in a process session of its own (Ctrl-C in the terminal reaches this
 process only; it passes the interrupt on).
 """
 

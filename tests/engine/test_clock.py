@@ -20,7 +20,7 @@ from helpers import cpu_hog, make_submission, softlookup
 from grader.engine import clock, registry
 from grader.engine.errors import SubmissionError
 from grader.engine.slot import Limits
-from test_sandbox import learner_session, modules_in
+from test_sandbox import learner_sandbox, modules_in
 
 TIMED = '''
 import time
@@ -50,7 +50,7 @@ def sleep(seconds):
 
 @pytest.fixture
 def timed(tmp_path):
-    with learner_session(modules_in(tmp_path / "timed", {"timed": TIMED}), Limits(time=1.0)) as pair:
+    with learner_sandbox(modules_in(tmp_path / "timed", {"timed": TIMED}), Limits(time=1.0)) as pair:
         yield pair
 
 
@@ -70,8 +70,8 @@ def test_the_clocks_are_the_kernels():
 
 def test_right_code_keeps_its_answers_on_a_busy_machine(timed):
     """0.6 s of computing under a 1 s limit, five times, with four busy loops per core running beside it."""
-    learner, session = timed
-    session.begin_submission(budget=4.0)  # 3 s of computing in all: the queueing is not charged
+    learner, sandbox = timed
+    sandbox.begin_submission(budget=4.0)  # 3 s of computing in all: the queueing is not charged
     with cpu_hog():
         answers = [learner.timed.burn(0.6) for _ in range(5)]
     assert answers == [0.6] * 5
@@ -79,9 +79,9 @@ def test_right_code_keeps_its_answers_on_a_busy_machine(timed):
 
 def test_a_one_time_cost_is_not_a_hang(timed):
     """A first call that pays 1.5 s once runs past the 1 s limit, within what a first call may take more."""
-    learner, session = timed
+    learner, sandbox = timed
     assert learner.timed.costly_once() == 1
-    assert learner.timed.costly_once() == 1 and not session.hung
+    assert learner.timed.costly_once() == 1 and not sandbox.hung
 
 
 def test_waiting_is_held_to_the_backstop(timed):

@@ -9,7 +9,7 @@ import pytest
 from grader.engine import judge, registry, slot
 from grader.engine.errors import KitError, SubmissionError
 from grader.engine.proxies import Namespace
-from grader.engine.session import PRINTED_LINES, Session
+from grader.engine.sandbox import PRINTED_LINES, Sandbox
 from grader.engine.slot import MAX_LINES_COUNTED, Limits
 
 TOY = '''
@@ -79,13 +79,13 @@ def from_c():
 
 
 @contextlib.contextmanager
-def learner_session(folder, limits=Limits()):
-    """A session grading ``folder``: (the learner's namespace, the session), closed afterwards."""
-    session = Session()
+def learner_sandbox(folder, limits=Limits()):
+    """A sandbox grading ``folder``: (the learner's namespace, the sandbox), closed afterwards."""
+    sandbox = Sandbox()
     try:
-        yield Namespace(session, str(folder), lambda module: limits), session
+        yield Namespace(sandbox, str(folder), lambda module: limits), sandbox
     finally:
-        session.close()
+        sandbox.close()
 
 
 def modules_in(folder, sources: dict[str, str]):
@@ -98,8 +98,8 @@ def modules_in(folder, sources: dict[str, str]):
 @pytest.fixture
 def toy(tmp_path):
     folder, limits = modules_in(tmp_path / "toy", {"toy": TOY}), Limits(time=1.0)
-    with learner_session(folder, limits) as (learner, session):
-        yield learner, Namespace(session, str(folder), lambda module: limits, trusted=True), session
+    with learner_sandbox(folder, limits) as (learner, sandbox):
+        yield learner, Namespace(sandbox, str(folder), lambda module: limits, trusted=True), sandbox
 
 
 def test_values_come_back_as_plain_data(toy):
@@ -200,13 +200,13 @@ def test_a_learner_reads_the_python_installation(toy):
 
 
 def test_prints_are_kept_capped(toy):
-    learner, _, session = toy
+    learner, _, sandbox = toy
     assert learner.toy.chatty(3) == 3
-    (label, output), = session.printed
+    (label, output), = sandbox.printed
     assert label == "toy.chatty()" and output == "line 0\nline 1\nline 2"
-    session.printed.clear()
+    sandbox.printed.clear()
     learner.toy.chatty(100_000)
-    lines = session.printed[0][1].splitlines()
+    lines = sandbox.printed[0][1].splitlines()
     assert len(lines) == PRINTED_LINES + 1 and lines[-1].startswith("... (")
 
 
@@ -229,7 +229,7 @@ def test_arguments_come_back_only_when_asked(toy):
 ])
 def test_refusals_are_named_in_the_lessons_terms(tmp_path, code, refused):
     folder = modules_in(tmp_path, {"probe": f"import os, socket, subprocess\n\ndef run():\n    {code}\n"})
-    with learner_session(folder) as (learner, _), pytest.raises(SubmissionError) as error:
+    with learner_sandbox(folder) as (learner, _), pytest.raises(SubmissionError) as error:
         learner.probe.run()
     assert error.value.kind == "refused" and refused in str(error.value), str(error.value)
     assert "probe.py line 4" in str(error.value)
@@ -238,7 +238,7 @@ def test_refusals_are_named_in_the_lessons_terms(tmp_path, code, refused):
 def test_libraries_beside_the_kit_import_in_any_worker(tmp_path):
     """torch in a numpy exercise's worker: the confinement lets it read what it needs (randomness included)."""
     folder = modules_in(tmp_path, {"probe": "import torch\n\ndef run():\n    return torch.softmax(torch.ones(2), 0)\n"})
-    with learner_session(folder, Limits(needs="numpy")) as (learner, _):
+    with learner_sandbox(folder, Limits(needs="numpy")) as (learner, _):
         assert np.allclose(learner.probe.run(), [0.5, 0.5])
 
 
@@ -253,22 +253,22 @@ def test_links_out_of_a_submission_are_refused(tmp_path):
     folder = tmp_path / "linked"
     folder.mkdir()
     (folder / "toy.py").symlink_to(registry.KIT_ROOT / "solutions" / "softmax.py")
-    session = Session()
+    sandbox = Sandbox()
     try:
-        learner = Namespace(session, str(folder), lambda module: Limits())
+        learner = Namespace(sandbox, str(folder), lambda module: Limits())
         with pytest.raises(SubmissionError, match="is a link to .* outside the folder") as error:
             learner.toy.softmax([1.0])
         assert error.value.kind == "invalid"
     finally:
-        session.close()
+        sandbox.close()
 
 
-def test_a_session_leaves_nothing_behind(toy):
-    learner, _, session = toy
+def test_a_sandbox_leaves_nothing_behind(toy):
+    learner, _, sandbox = toy
     learner.toy.double([1])
-    root = session.root
+    root = sandbox.root
     assert root.exists()
-    session.close()
+    sandbox.close()
     assert not root.exists()
 
 
@@ -297,16 +297,16 @@ def surrogate_message():
 
 @pytest.fixture
 def floods(tmp_path):
-    with learner_session(modules_in(tmp_path / "floods", {"floods": FLOODS}), Limits(time=60.0)) as pair:
+    with learner_sandbox(modules_in(tmp_path / "floods", {"floods": FLOODS}), Limits(time=60.0)) as pair:
         yield pair
 
 
 def test_output_over_the_cap_is_cut_by_the_judge(floods):
-    """A worker whose cap was raised sends more than the session keeps: the judge keeps its own cap."""
-    learner, session = floods
+    """A worker whose cap was raised sends more than the sandbox keeps: the judge keeps its own cap."""
+    learner, sandbox = floods
     assert learner.floods.raise_the_cap_and_print(30_000, 30_000) == 30_000  # one line of 30,000 characters
-    (label, output), = session.printed
-    assert len(output) <= session.output_limit
+    (label, output), = sandbox.printed
+    assert len(output) <= sandbox.output_limit
 
 
 def test_a_100_mb_print_costs_neither_the_call_nor_the_judges_memory(floods):
@@ -315,42 +315,42 @@ def test_a_100_mb_print_costs_neither_the_call_nor_the_judges_memory(floods):
     What a call printed travels in a message of its own with a small bound;
     an oversized one is read and dropped in 1 MB pieces, never held whole.
     """
-    learner, session = floods
+    learner, sandbox = floods
     tracemalloc.start()
     try:
         assert learner.floods.raise_the_cap_and_print(100 * 2**20, 100) == 100 * 2**20
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    (label, output), = session.printed
+    (label, output), = sandbox.printed
     assert "more than the grader keeps" in output and len(output) < 200
     assert peak < 16 * 2**20, f"the judge held {peak / 2**20:.0f} MB"
 
 
 def test_a_claimed_line_count_is_bounded(floods):
-    learner, session = floods
+    learner, sandbox = floods
     learner.floods.claim_lines(10**30)
-    (label, output), = session.printed
+    (label, output), = sandbox.printed
     assert output.startswith("one line\n... (") and int(output.split("(")[1].split()[0]) <= MAX_LINES_COUNTED
 
 
 def test_a_check_keeps_a_bounded_share_of_many_calls_prints(toy):
-    """Each call keeps its first lines; a check of many calls keeps what fits in the session's cap, then counts."""
-    learner, _, session = toy
+    """Each call keeps its first lines; a check of many calls keeps what fits in the sandbox's cap, then counts."""
+    learner, _, sandbox = toy
     for _ in range(200):
         learner.toy.chatty(30)
-    assert sum(len(output) for _, output in session.printed) <= session.output_limit + 1
-    assert session.printed.dropped > 0
+    assert sum(len(output) for _, output in sandbox.printed) <= sandbox.output_limit + 1
+    assert sandbox.printed.dropped > 0
 
 
 def test_lone_surrogates_never_reach_the_judges_text(floods):
-    learner, session = floods
+    learner, sandbox = floods
     with pytest.raises(SubmissionError) as error:
         learner.floods.surrogate_message()
     message = str(error.value)
     message.encode("utf-8")  # encodable: a file or a terminal can take it
     assert "cannot be encoded" in message
-    (label, output), = session.printed
+    (label, output), = sandbox.printed
     output.encode("utf-8")
     assert output == "printed \ufffd alone"
 
@@ -370,7 +370,7 @@ CHAIN = {
 
 @pytest.fixture
 def chain(tmp_path):
-    with learner_session(modules_in(tmp_path, CHAIN), Limits(time=1.0)) as pair:
+    with learner_sandbox(modules_in(tmp_path, CHAIN), Limits(time=1.0)) as pair:
         yield pair
 
 
@@ -421,19 +421,19 @@ def test_a_stand_in_cannot_be_forged_into_a_verdict(chain):
 
 
 def test_the_hung_set_is_per_submission(chain):
-    learner, session = chain
+    learner, sandbox = chain
     with pytest.raises(SubmissionError):
         learner.slow.loop()
-    assert session.hung
-    session.begin_submission()
-    assert not session.hung and session.spent == 0
+    assert sandbox.hung
+    sandbox.begin_submission()
+    assert not sandbox.hung and sandbox.spent == 0
 
 
 # -- one time budget for all of a submission's calls ---------------------------------------------
 
 def test_a_spent_budget_fails_the_rest_at_once(toy):
-    learner, _, session = toy
-    session.begin_submission(budget=3.5)
+    learner, _, sandbox = toy
+    sandbox.begin_submission(budget=3.5)
     with pytest.raises(SubmissionError) as cut:  # 1 s limit and 1 s more for a first call, 3.5 s budget
         learner.toy.hang()
     assert cut.value.kind == "timeout"
@@ -444,5 +444,5 @@ def test_a_spent_budget_fails_the_rest_at_once(toy):
         learner.toy.double([1])
     assert skipped.value.kind == "budget"
     assert "was not run" in str(skipped.value) and "--time-budget" in str(skipped.value)
-    session.begin_submission()
+    sandbox.begin_submission()
     assert np.array_equal(learner.toy.double([1]), [2])  # the next submission has a whole budget

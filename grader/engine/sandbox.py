@@ -1,10 +1,10 @@
-"""A grading session: everything one grading run starts, and what it knows across its submissions.
+"""A grading run's sandbox: everything one grading run starts, and what it knows across its submissions.
 
-A session holds the private copies of learners' folders (what their workers
+A sandbox holds the private copies of learners' folders (what their workers
 import from: links that lead outside a folder are refused before anything
 runs), the slots of every folder and module, the answers of trusted calls
 already made, the functions known to hang, and each submission's time
-budget: all of one submission's calls together share :attr:`Session.budget`,
+budget: all of one submission's calls together share :attr:`Sandbox.budget`,
 and once it is spent the remaining checks fail at once with a message that
 says so. Trusted calls (the reference, the kit) count against neither.
 """
@@ -27,16 +27,16 @@ from grader.engine.slot import Limits, Slot
 PRINTED_LINES = 20  # lines of a call's printed output kept for the learner
 
 
-class Session:
+class Sandbox:
     """Everything one grading run starts: private copies of submissions, workers, their scratch folders.
 
     All of it lives in one temporary folder (``softlookup-<pid>-*``) that
-    :meth:`close` removes; a later session removes any left by a run that
+    :meth:`close` removes; a later sandbox removes any left by a run that
     was killed outright.
     """
 
     def __init__(self, require_isolation: bool = False, all_output: bool = False, forbidden=()):
-        _remove_abandoned_sessions()
+        _remove_abandoned_sandboxes()
         self.root = Path(tempfile.mkdtemp(prefix=f"softlookup-{os.getpid()}-"))
         self.require_isolation = require_isolation
         self.output_limit = 2**20 if all_output else 4000  # characters of printed output kept per call
@@ -109,7 +109,7 @@ class Session:
             raise IsolationError(reported.refusal())
 
     def trusted_answer(self, directory: str | None, module: str, function: str, args, limits: Limits):
-        """A trusted function's answer (the reference's, the kit's), computed once per session and arguments.
+        """A trusted function's answer (the reference's, the kit's), computed once per sandbox and arguments.
 
         A class of 200 asks the reference the same hidden questions 200 times;
         each is answered by a worker once and rebuilt from plain data after.
@@ -185,8 +185,8 @@ class Session:
 
 
 
-def _remove_abandoned_sessions():
-    """Remove the folders of sessions whose process is gone (killed before it could clean up)."""
+def _remove_abandoned_sandboxes():
+    """Remove the folders of sandboxes whose process is gone (killed before it could clean up)."""
     for folder in Path(tempfile.gettempdir()).glob("softlookup-*-*"):
         pid = folder.name.split("-")[1]
         if not pid.isdigit():
