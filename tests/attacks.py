@@ -273,7 +273,7 @@ for name in TARGETS:
         open(os.path.join(KIT, name), "a").write("\\nraise SystemExit(0)\\n")
     except OSError:
         pass
-''', targets=("grader/engine/judge.py", "grader/engine/results.py", "grader/engine/plugin.py")),
+''', targets=("grader/engine/verify.py", "grader/engine/results.py", "grader/engine/plugin.py")),
     on_call("sitecustomize and .pth files in site-packages", "plant", '''
 import site, sysconfig
 for folder in {*site.getsitepackages(), sysconfig.get_paths()["purelib"]}:

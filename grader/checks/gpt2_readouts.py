@@ -8,7 +8,7 @@ happens; exercises 4 and 6 name the slips of recomputing a head (those of
 
 import numpy as np
 
-from grader.engine import judge
+from grader.engine import verify
 from grader.engine.errors import SubmissionError
 from grader.engine.results import ErrorKind
 
@@ -61,10 +61,11 @@ def read_patterns(submission, function: str, spec, text, *where):
         elif error.kind == ErrorKind.EXCEPTION and EMPTY_ATTENTIONS[1] in error.message:
             empty = True
         if empty:
-            judge.fail(f"{error} The attentions were an empty tuple. In transformers 5 a GPT-2's output ends with "
-                       "cross_attentions, which is () for GPT-2, so outputs[-1] (the idiom of bertviz and older "
-                       "tutorials) holds no attentions: name the field, model(ids, output_attentions=True).attentions.",
-                       "attentions-read-as-last-output")
+            verify.fail(f"{error} The attentions were an empty tuple. In transformers 5 a GPT-2's output ends with "
+                        "cross_attentions, which is () for GPT-2, so outputs[-1] (the idiom of bertviz and older "
+                        "tutorials) holds no attentions: name the field, "
+                        "model(ids, output_attentions=True).attentions.",
+                        "attentions-read-as-last-output")
         raise
 
 

@@ -7,7 +7,7 @@ told what it means wherever it happens, and both hold them to one tolerance.
 
 import numpy as np
 
-from grader.engine import judge
+from grader.engine import verify
 from grader.engine.errors import SubmissionError
 from grader.engine.results import ErrorKind
 
@@ -26,29 +26,29 @@ def learner(submission, function, *args, graph_hint=GRAPH_CUT, graph_mistake="gr
     except SubmissionError as error:
         autograd = ("does not require grad", "NoneType")
         if error.kind == ErrorKind.EXCEPTION and any(sign in error.message for sign in autograd):
-            judge.fail(f"{error} {graph_hint}", graph_mistake)
+            verify.fail(f"{error} {graph_hint}", graph_mistake)
         raise
 
 
 def descent(result, what, names="(sharpness, losses)"):
     """A fit's (parameter, losses), checked for type; a loss that blew up gets a hint about the steps."""
-    parameter, losses = judge.pair(result, what, names)
-    losses = judge.array(losses, f"the losses of {what}", finite=False)
+    parameter, losses = verify.pair(result, what, names)
+    losses = verify.array(losses, f"the losses of {what}", finite=False)
     if losses.ndim != 1:
-        judge.fail(f"the losses of {what} must be a flat list, one float per step; received shape {losses.shape}.")
+        verify.fail(f"the losses of {what} must be a flat list, one float per step; received shape {losses.shape}.")
     blown = np.flatnonzero(~np.isfinite(losses))
     if blown.size:
-        judge.fail(f"the loss of {what} became {losses[blown[0]]} at step {blown[0]}: the steps went out of "
-                   "control. Step by lr times the gradient, with lr as given, against the gradient, on the mean "
-                   "(not the sum) of the squared errors.", "loss-blew-up")
-    return judge.number(parameter, f"the result of {what}"), losses
+        verify.fail(f"the loss of {what} became {losses[blown[0]]} at step {blown[0]}: the steps went out of "
+                    "control. Step by lr times the gradient, with lr as given, against the gradient, on the mean "
+                    "(not the sum) of the squared errors.", "loss-blew-up")
+    return verify.number(parameter, f"the result of {what}"), losses
 
 
 def slope_pair(result, what, cause="", mistake=""):
     """An ``(answer, slope)`` pair of floats; None as the slope gets the lesson's hint, NaN the ``cause`` (named
     ``mistake``)."""
-    answer, slope = judge.pair(result, what, "(answer, slope)")
+    answer, slope = verify.pair(result, what, "(answer, slope)")
     if slope is None:
-        judge.fail(f"{what} returned None as the slope. No gradient means a slope of 0: return 0.0.", "slope-none")
-    return (judge.number(answer, f"the answer of {what}", cause, mistake),
-            judge.number(slope, f"the slope of {what}", cause, mistake))
+        verify.fail(f"{what} returned None as the slope. No gradient means a slope of 0: return 0.0.", "slope-none")
+    return (verify.number(answer, f"the answer of {what}", cause, mistake),
+            verify.number(slope, f"the slope of {what}", cause, mistake))

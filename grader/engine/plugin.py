@@ -34,11 +34,11 @@ import pytest
 from grader.engine import codec, fork_servers, ground_truth, hint_record, inspection, notebooks, options, registry
 from grader.engine.intake import exercise_folder
 from grader.engine.errors import KitError, SubmissionError
-from grader.engine.judge import CheckFailure
 from grader.engine.proxies import Namespace
 from grader.engine.results import CheckResult, ErrorKind, SubmissionResult
 from grader.engine.sandbox import PrintLog, Sandbox
 from grader.engine.slot import Limits
+from grader.engine.verify import CheckFailure
 
 PLUGIN = "softlookup-grading"  # the name its Grading is registered under, once per pytest session
 

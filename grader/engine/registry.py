@@ -82,7 +82,7 @@ class Exercise:
     hints: tuple[Hint, ...]  # from the idea to the specific step; a Hint names the functions it is about
     time_limit: float = TIME_LIMIT  # seconds per call into the learner's code
     needs: str = "numpy"  # what its workers import beforehand: one of NEEDS
-    # The mistakes its verdicts can name (grader.engine.judge's ``mistake=``): name -> what it is, in a line of
+    # The mistakes its verdicts can name (grader.engine.verify's ``mistake=``): name -> what it is, in a line of
     # the lesson's words, as the class summary lists it. The file's shared [mistakes] are every exercise's too.
     mistakes: dict[str, str] = field(default_factory=dict)
 

@@ -25,7 +25,7 @@ from grader.engine.results import SubmissionResult
 UNUSED_PLUGINS = ("cacheprovider", "logging", "warnings", "faulthandler", "unraisableexception", "threadexception",
                   "doctest", "junitxml", "pastebin", "stepwise")
 # How the judge runs pytest: its own configuration file, no conftest.py from anywhere, no plugin it did not
-# name, no folder put on sys.path, no assertion rewriting (the checks report through grader.engine.judge).
+# name, no folder put on sys.path, no assertion rewriting (the checks report through grader.engine.verify).
 PYTEST_ARGS = ["-c", str(registry.CHECKS_DIR / "pytest.ini"), f"--rootdir={registry.CHECKS_DIR}", "--noconftest",
                "-p", "grader.engine.plugin", "--import-mode=importlib", "--assert=plain", "-o", "addopts=",
                *[arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")]]

@@ -33,10 +33,10 @@ from grader.usage import UsageError
 SHIPPED = [
     "__init__.py", "cli.py", "usage.py",
     *[f"engine/{name}.py" for name in ("__init__", "clock", "codec", "confine", "edition", "errors", "fork_servers",
-                                        "ground_truth", "hint_record", "inspection", "intake", "judge", "keeper",
+                                        "ground_truth", "hint_record", "inspection", "intake", "keeper",
                                         "landlock", "model_cache", "notebooks", "options", "pipes", "plugin",
                                         "protections", "proxies", "registry", "results", "runner", "sandbox",
-                                        "seccomp", "slot", "spawner", "system", "worker", "zygote")],
+                                        "seccomp", "slot", "spawner", "system", "verify", "worker", "zygote")],
     *[f"reports/{name}.py" for name in ("__init__", "classroom", "gradescope", "html_table", "markup",
                                          "pytest_table", "terminal", "verdicts")],
     *[f"warm/{name}.py" for name in ("__init__", "client", "place", "server")],

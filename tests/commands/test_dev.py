@@ -212,7 +212,7 @@ def check_that_catches_no_mistake(kit):
 @pytest.mark.points(0.5)
 def test_one_score(submission):
     """A single score gets all the weight."""
-    judge.close(weights_of(submission, [3.0]), [1.0], "softmax of one score")
+    verify.close(weights_of(submission, [3.0]), [1.0], "softmax of one score")
 ''')
     return ("tests/mistakes.py: no wrong implementation is caught by softmax's test_one_score: add one that it fails "
             "(a check worth points must catch one)")
@@ -391,22 +391,22 @@ PUBLIC = '''\
 import numpy as np
 import pytest
 
-from grader.engine import judge
+from grader.engine import verify
 
 
 @pytest.mark.points(2)
 def test_lesson_example(submission):
     """The lesson's scores [1, 2, 6] become [-2, -1, 3]."""
-    received = judge.array(submission.demo.demo([1.0, 2.0, 6.0]), "demo's result", shape=(3,))
-    judge.close(received, [-2.0, -1.0, 3.0], "demo of the lesson's scores", hint="subtract the mean")
+    received = verify.array(submission.demo.demo([1.0, 2.0, 6.0]), "demo's result", shape=(3,))
+    verify.close(received, [-2.0, -1.0, 3.0], "demo of the lesson's scores", hint="subtract the mean")
 
 
 @pytest.mark.points(1)
 def test_sums_to_zero(submission):
     """Centred scores add up to 0."""
     x = np.arange(7.0) ** 2
-    received = judge.array(submission.demo.demo(x), "demo's result", shape=x.shape)
-    judge.close(received.sum(), 0.0, "the sum of centred scores", hint="subtract the mean of all of them")
+    received = verify.array(submission.demo.demo(x), "demo's result", shape=x.shape)
+    verify.close(received.sum(), 0.0, "the sum of centred scores", hint="subtract the mean of all of them")
 '''
 
 HIDDEN = '''\
@@ -415,7 +415,7 @@ HIDDEN = '''\
 import numpy as np
 import pytest
 
-from grader.engine import judge
+from grader.engine import verify
 
 
 @pytest.mark.points(1)
@@ -423,8 +423,8 @@ from grader.engine import judge
 def test_matches_reference(submission, reference, seed):
     """Random scores give what the reference gives."""
     x = np.random.default_rng(seed).normal(0, 3, size=6)
-    received = judge.array(submission.demo.demo(x), "demo(x)", shape=x.shape)
-    judge.close(received, reference.demo.demo(x), "demo of random scores")
+    received = verify.array(submission.demo.demo(x), "demo(x)", shape=x.shape)
+    verify.close(received, reference.demo.demo(x), "demo of random scores")
 '''
 
 ENTRY = '''

@@ -6,7 +6,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from grader.engine import judge, registry, slot
+from grader.engine import registry, slot, verify
 from grader.engine.errors import KitError, SubmissionError
 from grader.engine.proxies import Namespace
 from grader.engine.sandbox import PRINTED_LINES, Sandbox
@@ -216,9 +216,9 @@ def test_arguments_come_back_only_when_asked(toy):
     assert np.array_equal(learner.toy.scale_in_place(np.ones(3)), [2, 2, 2])
     value, (after,) = learner.toy.scale_in_place.arguments_after(np.ones(3))
     assert np.array_equal(value, [2, 2, 2]) and np.array_equal(after, [2, 2, 2])
-    with pytest.raises(judge.CheckFailure, match="changed its argument `x` in place"):
-        judge.unchanged({"x": np.ones(3)}, [after], "scale_in_place(x)")
-    judge.unchanged({"x": np.ones(3)}, [np.ones(3)], "scale_in_place(x)")
+    with pytest.raises(verify.CheckFailure, match="changed its argument `x` in place"):
+        verify.unchanged({"x": np.ones(3)}, [after], "scale_in_place(x)")
+    verify.unchanged({"x": np.ones(3)}, [np.ones(3)], "scale_in_place(x)")
 
 
 @pytest.mark.parametrize("code,refused", [

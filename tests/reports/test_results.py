@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from grader.engine import judge
+from grader.engine import verify
 from grader.engine.results import CheckResult, ExerciseResult, SubmissionResult
 from grader.reports.terminal import INDENT, render
 
@@ -81,9 +81,9 @@ def test_a_message_written_over_several_lines_continues_under_itself(terminal):
 
 
 def test_a_matrix_in_a_verdict_is_one_line():
-    shown = judge.show(np.full((2, 3), np.nan))
+    shown = verify.show(np.full((2, 3), np.nan))
     assert shown == "[[nan nan nan] [nan nan nan]]"
-    assert "\n" not in judge.show(np.arange(60.0).reshape(6, 10))  # summarised with ..., still one line
+    assert "\n" not in verify.show(np.arange(60.0).reshape(6, 10))  # summarised with ..., still one line
 
 
 def test_a_report_that_does_not_fit_the_terminal_is_cut_to_fit_with_its_first_failures():

@@ -153,13 +153,13 @@ def test_grade_never_uses_the_server(warm, runtime, tmp_path):
 def test_a_changed_kit_has_another_key(tmp_path, monkeypatch):
     kit = tmp_path / "grader"
     (kit / "engine").mkdir(parents=True)
-    (kit / "engine" / "judge.py").write_text("# a check\n")
+    (kit / "engine" / "verify.py").write_text("# a check\n")
     monkeypatch.setattr(place, "PACKAGE_DIR", kit)
     before = place.kit_key()
     (kit / "__pycache__").mkdir()
-    (kit / "__pycache__" / "judge.cpython-311.pyc").write_bytes(b"compiled")
+    (kit / "__pycache__" / "verify.cpython-311.pyc").write_bytes(b"compiled")
     assert place.kit_key() == before  # Python's caches are not the kit
-    (kit / "engine" / "judge.py").write_text("# a check, edited\n")
+    (kit / "engine" / "verify.py").write_text("# a check, edited\n")
     assert place.kit_key() != before
 
 

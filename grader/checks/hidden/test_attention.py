@@ -8,7 +8,7 @@ the values' sizes.
 import numpy as np
 import pytest
 
-from grader.engine import judge
+from grader.engine import verify
 from grader.checks.public.test_attention import mask_array
 
 SHAPES = [(1, 3, 1, 1), (3, 4, 2, 5), (6, 6, 8, 3), (2, 9, 64, 4)]  # (queries, keys, d_k, d_v)
@@ -21,11 +21,11 @@ def inputs(shape, seed):
 
 
 def compare(received, expected, what, values):
-    pair = judge.pair(received, what)
-    judge.close(judge.array(pair[0], f"the output of {what}"), expected[0], f"the output of {what}",
-                atol=judge.average_atol(values), rtol=0)
-    judge.close(judge.array(pair[1], f"the weights of {what}"), expected[1], f"the weights of {what}",
-                atol=1e-6, rtol=1e-6)
+    pair = verify.pair(received, what)
+    verify.close(verify.array(pair[0], f"the output of {what}"), expected[0], f"the output of {what}",
+                 atol=verify.average_atol(values), rtol=0)
+    verify.close(verify.array(pair[1], f"the weights of {what}"), expected[1], f"the weights of {what}",
+                 atol=1e-6, rtol=1e-6)
 
 
 @pytest.mark.points(1)
@@ -58,4 +58,4 @@ def test_causal_mask_matches_reference(submission, reference, n):
     """causal_mask(n) matches the reference."""
     expected = reference.attention.causal_mask(n)
     received = mask_array(submission.attention.causal_mask(n), n)
-    judge.expect(np.array_equal(received, expected), f"causal_mask({n}) differs from the expected mask.")
+    verify.expect(np.array_equal(received, expected), f"causal_mask({n}) differs from the expected mask.")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from grader.checks.gpt2_readouts import read_patterns
-from grader.engine import judge
+from grader.engine import verify
 from grader.engine.codec import ModelSpec
 from grader.lesson import lesson
 
@@ -34,11 +34,11 @@ def tiny(seed, kind, shape):
 
 
 def compare(received, expected, what):
-    tokens, pattern = judge.pair(received, what, "(tokens, pattern)")
-    judge.expect(list(tokens) == list(expected[0]) if isinstance(tokens, (list, tuple)) else False,
-                 f"the tokens of {what} differ from the tokenizer's: {judge.show(tokens)}")
-    judge.close(judge.array(pattern, f"the pattern of {what}"), expected[1], f"the pattern of {what}",
-                atol=TOLERANCE, rtol=0)
+    tokens, pattern = verify.pair(received, what, "(tokens, pattern)")
+    verify.expect(list(tokens) == list(expected[0]) if isinstance(tokens, (list, tuple)) else False,
+                  f"the tokens of {what} differ from the tokenizer's: {verify.show(tokens)}")
+    verify.close(verify.array(pattern, f"the pattern of {what}"), expected[1], f"the pattern of {what}",
+                 atol=TOLERANCE, rtol=0)
 
 
 @pytest.mark.points(2)
@@ -69,9 +69,9 @@ def test_recompute_matches_reference(submission, reference, kit, seed, kind, sha
     ids = kit.gpt2.token_ids(model.tokenizer(), SENTENCES[sentence])
     what = f"recompute_head_pattern on {name}, layer {layer}, head {head}"
     expected = reference.gpt2_heads.recompute_head_pattern(model, ids, layer, head)
-    received = judge.array(submission.gpt2_heads.recompute_head_pattern(model.without_attentions(), ids, layer, head),
-                           f"the pattern of {what}", shape=expected.shape)
-    judge.close(received, expected, f"the pattern of {what}", atol=TOLERANCE, rtol=0)
+    received = verify.array(submission.gpt2_heads.recompute_head_pattern(model.without_attentions(), ids, layer, head),
+                            f"the pattern of {what}", shape=expected.shape)
+    verify.close(received, expected, f"the pattern of {what}", atol=TOLERANCE, rtol=0)
 
 
 @pytest.mark.points(1)
@@ -87,5 +87,5 @@ def test_attention_share_matches_reference(submission, reference, seed):
     for source, target in rng.choice(present, size=(4, 2)).tolist():
         what = f"attention_share({tokens}, pattern, {source!r}, {target!r})"
         expected = reference.gpt2_heads.attention_share(tokens, pattern, source, target)
-        received = judge.number(submission.gpt2_heads.attention_share(tokens, pattern, source, target), what)
-        judge.close(received, expected, what, atol=1e-12, rtol=0)
+        received = verify.number(submission.gpt2_heads.attention_share(tokens, pattern, source, target), what)
+        verify.close(received, expected, what, atol=1e-12, rtol=0)

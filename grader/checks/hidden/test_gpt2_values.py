@@ -7,7 +7,7 @@ with <|endoftext|> first. Tolerance: 1e-5 absolute and relative on every number.
 
 import pytest
 
-from grader.engine import judge
+from grader.engine import verify
 from grader.checks.hidden.test_gpt2_heads import CASES, IDS, SENTENCES, tiny
 
 TOLERANCE = 1e-5
@@ -20,7 +20,7 @@ def arguments(kit, seed, kind, shape, sentence):
 
 
 def compare(received, expected, what):
-    judge.close(judge.array(received, what, shape=expected.shape), expected, what, atol=TOLERANCE, rtol=TOLERANCE)
+    verify.close(verify.array(received, what, shape=expected.shape), expected, what, atol=TOLERANCE, rtol=TOLERANCE)
 
 
 @pytest.mark.points(1)
@@ -30,8 +30,8 @@ def test_head_vectors_matches_reference(submission, reference, kit, seed, kind, 
     model, name, ids = arguments(kit, seed, kind, shape, sentence)
     what = f"head_vectors on {name}, layer {layer}, head {head}"
     received = submission.gpt2_values.head_vectors(model, ids, layer, head)
-    judge.expect(isinstance(received, (tuple, list)) and len(received) == 3,
-                 f"{what} must return (queries, keys, values); received {judge.show(received)}.")
+    verify.expect(isinstance(received, (tuple, list)) and len(received) == 3,
+                  f"{what} must return (queries, keys, values); received {verify.show(received)}.")
     for name, mine, expected in zip(("queries", "keys", "values"), received,
                                     reference.gpt2_values.head_vectors(model, ids, layer, head)):
         compare(mine, expected, f"the {name} of {what}")

@@ -9,7 +9,7 @@ smaller, so an implementation that ignores ``lr`` overshoots.
 import numpy as np
 import pytest
 
-from grader.engine import judge
+from grader.engine import verify
 from grader.checks.learning_results import LOSS_RTOL, SLOPE_ATOL, descent, slope_pair
 
 SEEDS = [0, 1, 2]
@@ -29,8 +29,8 @@ def test_lookups_match_reference(submission, reference, seed):
     for function, args in [("soft_answer", (keys, values, sharpness)), ("nearest_answer", (keys, values))]:
         what = f"{function}(5 random queries, random records)"
         expected = getattr(reference.learning, function)(queries, *args)
-        received = judge.array(getattr(submission.learning, function)(queries, *args), what, shape=expected.shape)
-        judge.close(received, expected, what)
+        received = verify.array(getattr(submission.learning, function)(queries, *args), what, shape=expected.shape)
+        verify.close(received, expected, what)
 
 
 @pytest.mark.points(2)
@@ -44,8 +44,8 @@ def test_slopes_match_reference(submission, reference, seed):
             what = f"{function}({query:.4g}, random records)"
             answer, slope = slope_pair(getattr(submission.learning, function)(query, *args), what)
             expected_answer, expected_slope = getattr(reference.learning, function)(query, *args)
-            judge.close(answer, expected_answer, f"the answer of {what}")
-            judge.close(slope, expected_slope, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-6)
+            verify.close(answer, expected_answer, f"the answer of {what}")
+            verify.close(slope, expected_slope, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-6)
 
 
 @pytest.mark.points(2)
@@ -61,8 +61,8 @@ def test_fit_matches_reference(submission, reference, seed):
     what = f"fit_sharpness on random records, answered at sharpness {truth:.4f}, lr=5e-10"
     expected_sharpness, expected_losses = reference.learning.fit_sharpness(*args)
     sharpness, losses = descent(submission.learning.fit_sharpness(*args), what)
-    judge.expect(len(losses) == 300, f"{what} returned {len(losses)} losses for 300 steps.",
-                 mistake="not-one-loss-per-step")
-    judge.close(losses[:20], expected_losses[:20], f"the first 20 losses of {what}", rtol=10 * LOSS_RTOL, atol=0)
-    judge.close(sharpness, truth, what, atol=0.005, rtol=0)
-    judge.close(sharpness, expected_sharpness, what, atol=0.005, rtol=0)
+    verify.expect(len(losses) == 300, f"{what} returned {len(losses)} losses for 300 steps.",
+                  mistake="not-one-loss-per-step")
+    verify.close(losses[:20], expected_losses[:20], f"the first 20 losses of {what}", rtol=10 * LOSS_RTOL, atol=0)
+    verify.close(sharpness, truth, what, atol=0.005, rtol=0)
+    verify.close(sharpness, expected_sharpness, what, atol=0.005, rtol=0)

@@ -9,7 +9,7 @@ weights an absolute 1e-6 times the sum of the values' sizes.
 import numpy as np
 import pytest
 
-from grader.engine import judge
+from grader.engine import verify
 
 SEEDS = [0, 1, 2]
 
@@ -31,9 +31,9 @@ def test_exact_matches_reference(submission, reference, seed):
         received = submission.lookup.exact_lookup(float(query), keys, values)
         what = f"exact_lookup({query:.4g}, ...) on random records"
         if expected is None:
-            judge.expect(received is None, f"{what}: expected None, received {judge.show(received)}.")
+            verify.expect(received is None, f"{what}: expected None, received {verify.show(received)}.")
         else:
-            judge.close(judge.number(received, what), expected, what)
+            verify.close(verify.number(received, what), expected, what)
 
 
 @pytest.mark.points(1)
@@ -44,7 +44,7 @@ def test_nearest_matches_reference(submission, reference, seed):
     for query in rng.uniform(-2, 12, size=6):
         what = f"nearest_lookup({query:.4g}, ...) on random records"
         expected = reference.lookup.nearest_lookup(float(query), keys, values)
-        judge.close(judge.number(submission.lookup.nearest_lookup(float(query), keys, values), what), expected, what)
+        verify.close(verify.number(submission.lookup.nearest_lookup(float(query), keys, values), what), expected, what)
 
 
 @pytest.mark.points(3)
@@ -57,15 +57,15 @@ def test_soft_matches_reference(submission, reference, seed, sharpness):
     for query in queries[:2]:
         what = f"soft_lookup({query:.4g}, random records, sharpness={sharpness:g})"
         expected_answer, expected_weights = reference.lookup.soft_lookup(float(query), keys, values, sharpness)
-        answer, weights = judge.pair(submission.lookup.soft_lookup(float(query), keys, values, sharpness), what)
-        judge.close(judge.number(answer, what), expected_answer, f"the answer of {what}",
-                    atol=judge.average_atol(values), rtol=0)
-        judge.close(judge.array(weights, f"the weights of {what}"), expected_weights, f"the weights of {what}",
-                    atol=1e-6, rtol=1e-6)
+        answer, weights = verify.pair(submission.lookup.soft_lookup(float(query), keys, values, sharpness), what)
+        verify.close(verify.number(answer, what), expected_answer, f"the answer of {what}",
+                     atol=verify.average_atol(values), rtol=0)
+        verify.close(verify.array(weights, f"the weights of {what}"), expected_weights, f"the weights of {what}",
+                     atol=1e-6, rtol=1e-6)
     what = f"soft_lookup(5 random queries, sharpness={sharpness:g})"
     expected_answers, expected_weights = reference.lookup.soft_lookup(queries, keys, values, sharpness)
-    answers, weights = judge.pair(submission.lookup.soft_lookup(queries, keys, values, sharpness), what)
-    judge.close(judge.array(answers, f"the answers of {what}"), expected_answers, f"the answers of {what}",
-                atol=judge.average_atol(values), rtol=0)
-    judge.close(judge.array(weights, f"the weights of {what}"), expected_weights, f"the weights of {what}",
-                atol=1e-6, rtol=1e-6)
+    answers, weights = verify.pair(submission.lookup.soft_lookup(queries, keys, values, sharpness), what)
+    verify.close(verify.array(answers, f"the answers of {what}"), expected_answers, f"the answers of {what}",
+                 atol=verify.average_atol(values), rtol=0)
+    verify.close(verify.array(weights, f"the weights of {what}"), expected_weights, f"the weights of {what}",
+                 atol=1e-6, rtol=1e-6)

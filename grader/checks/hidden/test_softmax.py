@@ -6,7 +6,7 @@ Tolerance: absolute 1e-6 plus relative 1e-6 on each weight.
 import numpy as np
 import pytest
 
-from grader.engine import judge
+from grader.engine import verify
 
 CASES = [((6,), -1), ((4, 7), -1), ((4, 7), 0), ((2, 3, 5), 1), ((2, 3, 5), -1), ((1, 5), -1)]
 
@@ -17,5 +17,5 @@ def test_matches_reference(submission, reference, shape, axis):
     """Random scores of several shapes and axes match the reference softmax."""
     x = np.random.default_rng(sum(shape) * 10 + axis).normal(0, 3, size=shape)
     expected = reference.softmax.softmax(x, axis)
-    received = judge.array(submission.softmax.softmax(x, axis), f"softmax(x, axis={axis})", shape=shape)
-    judge.close(received, expected, f"softmax of random scores of shape {shape}, axis={axis}")
+    received = verify.array(submission.softmax.softmax(x, axis), f"softmax(x, axis={axis})", shape=shape)
+    verify.close(received, expected, f"softmax of random scores of shape {shape}, axis={axis}")

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from grader.engine import judge
+from grader.engine import verify
 from grader.engine.errors import SubmissionError
 from grader.lesson.lesson import KEYS, QUERY, VALUES
 
@@ -11,10 +11,10 @@ LESSON_WEIGHTS = [0.0147, 0.7768, 0.1492, 0.0237, 0.0357]  # shown to 0.01%
 
 
 def attend(submission, query, keys=KEYS, values=VALUES):
-    what = f"attend(query={judge.show(np.asarray(query))}, ...)"
-    output, weights = judge.pair(submission.attention.attend(query, keys, values), what)
-    return (judge.array(output, f"the output of {what}", shape=(values.shape[1],)),
-            judge.array(weights, f"the weights of {what}", shape=(len(keys),)))
+    what = f"attend(query={verify.show(np.asarray(query))}, ...)"
+    output, weights = verify.pair(submission.attention.attend(query, keys, values), what)
+    return (verify.array(output, f"the output of {what}", shape=(values.shape[1],)),
+            verify.array(weights, f"the weights of {what}", shape=(len(keys),)))
 
 
 def expect_mask_not_inverted(weights, mask, what):
@@ -28,34 +28,34 @@ def expect_mask_not_inverted(weights, mask, what):
     others = ~nan_rows
     forbidden_only = np.allclose(np.where(mask[others], weights[others], 0).sum(axis=1), 0)
     if nan_rows.any() and others.any() and forbidden_only and np.array_equal(nan_rows, mask.all(axis=1)):
-        judge.fail(f"the weights of {what} are NaN in rows {np.flatnonzero(nan_rows).tolist()}, exactly the rows "
-                   "where the mask allows every key: every score there became -inf, so the mask is inverted. "
-                   "True means the query may attend to that key; False gets -inf.", "mask-inverted")
+        verify.fail(f"the weights of {what} are NaN in rows {np.flatnonzero(nan_rows).tolist()}, exactly the rows "
+                    "where the mask allows every key: every score there became -inf, so the mask is inverted. "
+                    "True means the query may attend to that key; False gets -inf.", "mask-inverted")
 
 
 def sdpa(submission, Q, K, V, mask=None):
     what = "scaled_dot_product_attention(Q, K, V" + (", mask)" if mask is not None else ")")
-    output, weights = judge.pair(submission.attention.scaled_dot_product_attention(Q, K, V, mask), what)
-    weights = judge.array(weights, f"the weights of {what}", shape=(len(Q), len(K)), finite=False)
+    output, weights = verify.pair(submission.attention.scaled_dot_product_attention(Q, K, V, mask), what)
+    weights = verify.array(weights, f"the weights of {what}", shape=(len(Q), len(K)), finite=False)
     expect_mask_not_inverted(weights, mask, what)
-    return (judge.array(output, f"the output of {what}", shape=(len(Q), V.shape[1])),
-            judge.array(weights, f"the weights of {what}"))
+    return (verify.array(output, f"the output of {what}", shape=(len(Q), V.shape[1])),
+            verify.array(weights, f"the weights of {what}"))
 
 
 def expect_follow_scores(weights, scores, what="the weights"):
     """The anchor of the property checks: a key with a higher score gets more weight, and every key within reach of
     the best some weight (equal weights fail, and so do one-hot weights: a hard lookup)."""
     scores = np.asarray(scores, dtype=float)
-    judge.expect(judge.ranked_like(weights, scores),
-                 f"{what} {judge.show(weights)} do not follow the scores {judge.show(scores)}: a key "
-                 "whose dot product with the query is higher must get more weight.",
-                 mistake="weights-do-not-follow-scores")
+    verify.expect(verify.ranked_like(weights, scores),
+                  f"{what} {verify.show(weights)} do not follow the scores {verify.show(scores)}: a key "
+                  "whose dot product with the query is higher must get more weight.",
+                  mistake="weights-do-not-follow-scores")
     with np.errstate(invalid="ignore"):  # -inf - -inf in a row that allows nothing: not a row of these checks
         within = scores - np.max(scores, axis=-1, keepdims=True) > -80  # exp(-80) is a float32 number yet
-    judge.expect(np.all(np.asarray(weights)[within] > 0),
-                 f"{what} {judge.show(weights)} give some keys a weight of exactly 0 though their scores "
-                 f"{judge.show(scores)} are within 80 of the best: softmax gives every allowed key a share, however "
-                 "small. Is all the weight put on the best key (a hard lookup)?", mistake="hard-lookup")
+    verify.expect(np.all(np.asarray(weights)[within] > 0),
+                  f"{what} {verify.show(weights)} give some keys a weight of exactly 0 though their scores "
+                  f"{verify.show(scores)} are within 80 of the best: softmax gives every allowed key a share, however "
+                  "small. Is all the weight put on the best key (a hard lookup)?", mistake="hard-lookup")
 
 
 def random_qkv(seed, m=4, n=5, d=8, dv=3):
@@ -78,33 +78,33 @@ def test_two_number_example(submission):
                 "(calling it with the query as a one-row Q does that): attend scores each key with the plain dot "
                 "product, query . key.")
         mistake = "attend-divided-by-sqrt-d"
-    judge.close(weights, LESSON_WEIGHTS, "the weights over The/cat/sat/on/the", atol=6e-5, rtol=0,
-                hint=f"You gave {judge.percent(weights)}. {hint}", mistake=mistake)
+    verify.close(weights, LESSON_WEIGHTS, "the weights over The/cat/sat/on/the", atol=6e-5, rtol=0,
+                 hint=f"You gave {verify.percent(weights)}. {hint}", mistake=mistake)
     action = np.array([0.3, 1.4])  # the same keys asked for an action instead of a thing: "sat" leads
     _, weights = attend(submission, action)
     expected = np.exp(KEYS @ action) / np.exp(KEYS @ action).sum()
-    judge.close(weights, expected, "the weights over The/cat/sat/on/the for the query (0.3, 1.4)", atol=1e-6,
-                hint=f"You gave {judge.percent(weights)}; dot products then softmax give {judge.percent(expected)}.")
+    verify.close(weights, expected, "the weights over The/cat/sat/on/the for the query (0.3, 1.4)", atol=1e-6,
+                 hint=f"You gave {verify.percent(weights)}; dot products then softmax give {verify.percent(expected)}.")
 
 
 @pytest.mark.points(2)
 def test_output_mixes_values(submission):
     """The output is the weighted sum of the value vectors (not of the keys)."""
-    output, weights = judge.pair(submission.attention.attend(QUERY, KEYS, VALUES), "attend(...)")
-    weights = judge.array(weights, "the weights of attend(...)", shape=(5,))
-    output = judge.array(output, "the output of attend(...)")
+    output, weights = verify.pair(submission.attention.attend(QUERY, KEYS, VALUES), "attend(...)")
+    weights = verify.array(weights, "the weights of attend(...)", shape=(5,))
+    output = verify.array(output, "the output of attend(...)")
     if output.shape == (2,) and np.allclose(output, weights @ KEYS, atol=1e-6):
-        judge.fail("The output is the weighted sum of the *keys*. Keys only decide the weights; the "
-                   "output is sum(weights[j] * values[j]).", "keys-mixed-not-values")
-    judge.close(output, weights @ VALUES, "the output", atol=1e-6,
-                hint="The output is sum over j of weights[j] * values[j] (weights @ values).",
-                mistake="output-not-weights-times-values")
+        verify.fail("The output is the weighted sum of the *keys*. Keys only decide the weights; the "
+                    "output is sum(weights[j] * values[j]).", "keys-mixed-not-values")
+    verify.close(output, weights @ VALUES, "the output", atol=1e-6,
+                 hint="The output is sum over j of weights[j] * values[j] (weights @ values).",
+                 mistake="output-not-weights-times-values")
     expect_follow_scores(weights, KEYS @ QUERY)
     Q, K, V = random_qkv(10, d=2)  # and for a query of the judge's own
     output, weights = attend(submission, Q[0], K, V)
-    judge.close(output, weights @ V, "the output for a random query", atol=1e-6,
-                hint="The output is sum over j of weights[j] * values[j] (weights @ values).",
-                mistake="output-not-weights-times-values")
+    verify.close(output, weights @ V, "the output for a random query", atol=1e-6,
+                 hint="The output is sum over j of weights[j] * values[j] (weights @ values).",
+                 mistake="output-not-weights-times-values")
     expect_follow_scores(weights, K @ Q[0])
 
 
@@ -114,10 +114,10 @@ def test_attend_weights_sum_to_one(submission):
     for seed in range(3):
         Q, K, V = random_qkv(seed)
         _, weights = attend(submission, Q[0], K, V)
-        judge.expect(np.all(weights > 0), f"some weights are not positive: {judge.show(weights)}.",
-                     mistake="weights-not-positive")
-        judge.close(weights.sum(), 1.0, "the sum of the weights", atol=1e-6, hint="Use softmax on the scores.",
-                    mistake="weights-not-normalised")
+        verify.expect(np.all(weights > 0), f"some weights are not positive: {verify.show(weights)}.",
+                      mistake="weights-not-positive")
+        verify.close(weights.sum(), 1.0, "the sum of the weights", atol=1e-6, hint="Use softmax on the scores.",
+                     mistake="weights-not-normalised")
         expect_follow_scores(weights, K @ Q[0])
 
 
@@ -137,14 +137,14 @@ def test_query_length_is_sharpness(submission):
     scores = log_ratios(base)
     for factor in (0.5, 3.0):
         _, scaled = attend(submission, factor * QUERY)
-        judge.close(log_ratios(scaled), factor * scores,
-                    f"the log-weight differences for {factor:g} x query", atol=1e-6,
-                    hint="Scores are plain dot products query . key, which grow in proportion to the query.",
-                    mistake="scores-not-plain-dot-products")
+        verify.close(log_ratios(scaled), factor * scores,
+                     f"the log-weight differences for {factor:g} x query", atol=1e-6,
+                     hint="Scores are plain dot products query . key, which grow in proportion to the query.",
+                     mistake="scores-not-plain-dot-products")
     _, short = attend(submission, 1e-6 * QUERY)
-    judge.close(short, [0.2] * 5, "the weights for a very short query", atol=1e-5,
-                hint="A query of length ~0 scores every key ~0: equal weights, a bland average.",
-                mistake="scores-not-plain-dot-products")
+    verify.close(short, [0.2] * 5, "the weights for a very short query", atol=1e-5,
+                 hint="A query of length ~0 scores every key ~0: equal weights, a bland average.",
+                 mistake="scores-not-plain-dot-products")
     expect_follow_scores(base, KEYS @ QUERY)
 
 
@@ -155,10 +155,10 @@ def test_output_inside_values(submission):
         Q, K, V = random_qkv(seed, d=3)
         output, weights = attend(submission, 4.0 * Q[0], K, V)
         low, high = V.min(axis=0) - 1e-9, V.max(axis=0) + 1e-9
-        judge.expect(np.all((low <= output) & (output <= high)),
-                     f"the output {judge.show(output)} lies outside the range of the values "
-                     f"(from {judge.show(low)} to {judge.show(high)}): weights that are positive and sum to 1 "
-                     "can only average the values.", mistake="output-outside-values")
+        verify.expect(np.all((low <= output) & (output <= high)),
+                      f"the output {verify.show(output)} lies outside the range of the values "
+                      f"(from {verify.show(low)} to {verify.show(high)}): weights that are positive and sum to 1 "
+                      "can only average the values.", mistake="output-outside-values")
         expect_follow_scores(weights, K @ Q[0])
 
 
@@ -175,11 +175,11 @@ def test_scores_scaled_by_sqrt_d(submission):
                                    (16.0, "the scores are divided by d_k, not sqrt(d_k)", "divided-by-dk")]:
         wrong = raw / divisor
         if np.allclose(centred, wrong - wrong.mean(axis=1, keepdims=True), atol=1e-6):
-            judge.fail(f"With d_k = 16, {mistake}: divide Q @ K.T by sqrt(16) = 4.", name)
+            verify.fail(f"With d_k = 16, {mistake}: divide Q @ K.T by sqrt(16) = 4.", name)
     expected = raw / 4.0
-    judge.close(centred, expected - expected.mean(axis=1, keepdims=True),
-                "the log-weights (up to a constant per row) with d_k = 16", atol=1e-6,
-                hint="scores = Q @ K.T / sqrt(d_k) with d_k = K.shape[-1], then softmax along each row.")
+    verify.close(centred, expected - expected.mean(axis=1, keepdims=True),
+                 "the log-weights (up to a constant per row) with d_k = 16", atol=1e-6,
+                 hint="scores = Q @ K.T / sqrt(d_k) with d_k = K.shape[-1], then softmax along each row.")
 
 
 @pytest.mark.points(1)
@@ -187,11 +187,11 @@ def test_matrix_output_mixes_values(submission):
     """Each output row is its weights times V, and each row of weights sums to 1."""
     Q, K, V = random_qkv(4)
     output, weights = sdpa(submission, Q, K, V)
-    judge.close(weights.sum(axis=1), np.ones(len(Q)), "the row sums of the weights", atol=1e-6,
-                hint="Softmax each row (axis=-1): every query spreads exactly 1 unit of attention.",
-                mistake="softmax-not-along-rows")
-    judge.close(output, weights @ V, "the output", atol=1e-6, hint="output = weights @ V.",
-                mistake="output-not-weights-times-values")
+    verify.close(weights.sum(axis=1), np.ones(len(Q)), "the row sums of the weights", atol=1e-6,
+                 hint="Softmax each row (axis=-1): every query spreads exactly 1 unit of attention.",
+                 mistake="softmax-not-along-rows")
+    verify.close(output, weights @ V, "the output", atol=1e-6, hint="output = weights @ V.",
+                 mistake="output-not-weights-times-values")
     expect_follow_scores(weights, Q @ K.T)
 
 
@@ -212,8 +212,8 @@ def test_mask_gives_exact_zero(submission):
                     "float mask of 0 and -inf is used. This mask is boolean: give the pairs it forbids (False) a "
                     "score of -inf, np.where(mask, scores, -np.inf).")
             mistake = "mask-added-as-numbers"
-        judge.fail(f"masked pairs got weights {judge.show(blocked)}, not exactly 0. {hint}", mistake)
-    judge.close(weights.sum(axis=1), np.ones(3), "the row sums of the masked weights", atol=1e-6)
+        verify.fail(f"masked pairs got weights {verify.show(blocked)}, not exactly 0. {hint}", mistake)
+    verify.close(weights.sum(axis=1), np.ones(3), "the row sums of the masked weights", atol=1e-6)
     expect_follow_scores(weights, np.where(mask, Q @ K.T, -np.inf), "the masked weights")
 
 
@@ -224,12 +224,12 @@ def test_mask_true_means_allowed(submission):
     mask = np.array([[False, False, True], [True, False, False], [False, True, True]])
     output, weights = sdpa(submission, Q, K, V, mask)
     if np.allclose(weights[mask], 0):
-        judge.fail("The weights are 0 exactly where the mask is True: the mask is inverted. "
-                   "True means the query may attend to that key.", "mask-inverted")
-    judge.close(weights[:2], mask[:2].astype(float), "the weights of the rows that allow one key", atol=1e-6,
-                hint="With one allowed key in a row, that key must get all the weight.",
-                mistake="one-allowed-key-not-all-weight")
-    judge.close(output[:2], V[[2, 0]], "the output of the rows that allow one key", atol=1e-6)
+        verify.fail("The weights are 0 exactly where the mask is True: the mask is inverted. "
+                    "True means the query may attend to that key.", "mask-inverted")
+    verify.close(weights[:2], mask[:2].astype(float), "the weights of the rows that allow one key", atol=1e-6,
+                 hint="With one allowed key in a row, that key must get all the weight.",
+                 mistake="one-allowed-key-not-all-weight")
+    verify.close(output[:2], V[[2, 0]], "the output of the rows that allow one key", atol=1e-6)
     expect_follow_scores(weights[2], np.where(mask[2], Q[2] @ K.T, -np.inf), "the weights of the row allowing two keys")
 
 
@@ -237,11 +237,11 @@ def mask_array(mask, n: int) -> np.ndarray:
     """``causal_mask(n)``'s result as an array; an additive float mask (0 and -inf) is told why it is not one."""
     if isinstance(mask, np.ndarray) and mask.dtype.kind == "f" and mask.size and np.isneginf(mask).any() and \
             np.all((mask == 0) | np.isneginf(mask)):
-        judge.fail(f"causal_mask({n}) returned floats, 0 where a token may look and -inf where it may not: an "
-                   "additive mask, as PyTorch's generate_square_subsequent_mask makes, to be added to the scores. "
-                   "Here the mask must be boolean, True where row i may attend to column j (np.tril of True): "
-                   "scaled_dot_product_attention itself turns False into -inf.", "additive-float-mask")
-    return judge.array(mask, f"causal_mask({n})", shape=(n, n))
+        verify.fail(f"causal_mask({n}) returned floats, 0 where a token may look and -inf where it may not: an "
+                    "additive mask, as PyTorch's generate_square_subsequent_mask makes, to be added to the scores. "
+                    "Here the mask must be boolean, True where row i may attend to column j (np.tril of True): "
+                    "scaled_dot_product_attention itself turns False into -inf.", "additive-float-mask")
+    return verify.array(mask, f"causal_mask({n})", shape=(n, n))
 
 
 @pytest.mark.points(2)
@@ -251,18 +251,18 @@ def test_causal_mask(submission, n):
     mask = submission.attention.causal_mask(n)
     expected = np.tril(np.ones((n, n), dtype=bool))
     received = mask_array(mask, n)
-    judge.expect(isinstance(mask, np.ndarray) and mask.dtype == bool,
-                 f"causal_mask({n}) must be a boolean array; received "
-                 f"{mask.dtype if isinstance(mask, np.ndarray) else type(mask).__name__}.",
-                 mistake="causal-mask-not-boolean")
+    verify.expect(isinstance(mask, np.ndarray) and mask.dtype == bool,
+                  f"causal_mask({n}) must be a boolean array; received "
+                  f"{mask.dtype if isinstance(mask, np.ndarray) else type(mask).__name__}.",
+                  mistake="causal-mask-not-boolean")
     if n > 1 and np.array_equal(received, expected.T):
-        judge.fail(f"causal_mask({n}) is True *above* the diagonal: that lets tokens see the future. "
-                   "Row i (the query) may see columns 0..i.", "causal-mask-above-diagonal")
+        verify.fail(f"causal_mask({n}) is True *above* the diagonal: that lets tokens see the future. "
+                    "Row i (the query) may see columns 0..i.", "causal-mask-above-diagonal")
     if np.array_equal(received, np.tril(expected, -1)):
-        judge.fail(f"causal_mask({n}) is False on the diagonal: a token may always attend to itself.",
-                   "causal-mask-without-diagonal")
-    judge.expect(np.array_equal(received, expected),
-                 f"causal_mask({n}): expected\n{expected.astype(int)}\nreceived\n{received.astype(int)}")
+        verify.fail(f"causal_mask({n}) is False on the diagonal: a token may always attend to itself.",
+                    "causal-mask-without-diagonal")
+    verify.expect(np.array_equal(received, expected),
+                  f"causal_mask({n}): expected\n{expected.astype(int)}\nreceived\n{received.astype(int)}")
 
 
 @pytest.mark.points(1)
@@ -272,12 +272,12 @@ def test_causal_attention(submission):
     Q, K, V = random_qkv(7, m=n, n=n)
     mask = np.tril(np.ones((n, n), dtype=bool))
     output, weights = sdpa(submission, Q, K, V, mask)
-    judge.expect(np.all(np.triu(weights, 1) == 0),
-                 f"weights above the diagonal are not 0:\n{judge.show(weights)}", mistake="masked-weight-not-zero")
-    judge.close(weights[0], np.eye(n)[0], "the first row of the weights", atol=1e-6,
-                hint="The first token can only see itself, so it gives itself weight 1.",
-                mistake="one-allowed-key-not-all-weight")
-    judge.close(output[0], V[0], "the first output row", atol=1e-6)
+    verify.expect(np.all(np.triu(weights, 1) == 0),
+                  f"weights above the diagonal are not 0:\n{verify.show(weights)}", mistake="masked-weight-not-zero")
+    verify.close(weights[0], np.eye(n)[0], "the first row of the weights", atol=1e-6,
+                 hint="The first token can only see itself, so it gives itself weight 1.",
+                 mistake="one-allowed-key-not-all-weight")
+    verify.close(output[0], V[0], "the first output row", atol=1e-6)
     expect_follow_scores(weights, np.where(mask, Q @ K.T, -np.inf), "the causal weights")
 
 
@@ -302,7 +302,7 @@ def overflow_cause(submission, scores, what_else="") -> tuple[str, str]:
 
 
 def finite(value) -> bool:
-    """Whether ``value`` is an array of numbers, all finite (anything else is for judge.finite to say)."""
+    """Whether ``value`` is an array of numbers, all finite (anything else is for verify.finite to say)."""
     try:
         return bool(np.all(np.isfinite(np.asarray(value, dtype=float))))
     except (TypeError, ValueError):
@@ -320,16 +320,16 @@ def test_long_queries(submission, function):
     """Queries 400 times as long as usual give finite weights: nearly all on the best-matching key allowed."""
     mask = None
     if function == "attend":
-        tie = judge.pair(submission.attention.attend(400 * np.ones(2), KEYS, VALUES), "attend(400 x (1, 1), ...)")[1]
+        tie = verify.pair(submission.attention.attend(400 * np.ones(2), KEYS, VALUES), "attend(400 x (1, 1), ...)")[1]
         scores = KEYS @ (400 * np.ones(2))  # "cat" and "sat" score 760 each: half the weight each
         cause, mistake = overflow_cause(submission, scores) if not finite(tie) else ("", "")
-        judge.close(judge.finite(tie, "the weights of attend(400 x (1, 1), ...)", cause=cause, mistake=mistake),
-                    judge.all_on_the_best(scores), "the weights of attend(400 x (1, 1), ...)", atol=1e-6,
-                    hint="\"cat\" and \"sat\" score 760 each, far above the rest: half the weight each.",
-                    mistake="tie-not-shared")
+        verify.close(verify.finite(tie, "the weights of attend(400 x (1, 1), ...)", cause=cause, mistake=mistake),
+                     verify.all_on_the_best(scores), "the weights of attend(400 x (1, 1), ...)", atol=1e-6,
+                     hint="\"cat\" and \"sat\" score 760 each, far above the rest: half the weight each.",
+                     mistake="tie-not-shared")
         query = 400 * QUERY
         scores, what = KEYS @ query, "attend(400 x the lesson's query, ...)"
-        output, weights = judge.pair(submission.attention.attend(query, KEYS, VALUES), what)
+        output, weights = verify.pair(submission.attention.attend(query, KEYS, VALUES), what)
         values = VALUES
     else:
         Q, K, values = random_qkv(8, m=5, n=5)  # in every row the runner-up trails the best score by 54 or more
@@ -342,25 +342,25 @@ def test_long_queries(submission, function):
             mask = np.tril(np.ones((5, 5), dtype=bool))
             what = "scaled_dot_product_attention(400 x Q, K, V, causal mask)"
         scores = np.where(mask, raw, -np.inf)
-        output, weights = judge.pair(submission.attention.scaled_dot_product_attention(Q, K, values, mask), what)
+        output, weights = verify.pair(submission.attention.scaled_dot_product_attention(Q, K, values, mask), what)
         expect_mask_not_inverted(weights, mask, what)
     cause, mistake = "", ""
     if not (finite(weights) and finite(output)):  # which of the causes it is: try the learner's own code on it
         cause, mistake = overflow_cause(submission, scores, MASK_AFTER if function == "masked-best" else "")
         if function == "masked-best":
-            unmasked = judge.pair(submission.attention.scaled_dot_product_attention(Q, K, values, None), what)[1]
+            unmasked = verify.pair(submission.attention.scaled_dot_product_attention(Q, K, values, None), what)[1]
             if finite(unmasked):  # finite without the mask: the mask's doing
                 cause = ("The masked scores here are the largest of their rows, and without the mask your weights "
                          f"are finite: {MASK_AFTER.split(', as here: ')[1]}")
                 mistake = "mask-after-softmax"
-    weights = judge.finite(weights, f"the weights of {what}", shape=scores.shape, cause=cause, mistake=mistake)
-    expected = judge.all_on_the_best(scores)
-    judge.close(weights, expected, f"the weights of {what}", atol=1e-6,
-                hint="A long query is a sharp lookup: the best-matching key takes almost everything.",
-                mistake="long-query-not-sharp")
+    weights = verify.finite(weights, f"the weights of {what}", shape=scores.shape, cause=cause, mistake=mistake)
+    expected = verify.all_on_the_best(scores)
+    verify.close(weights, expected, f"the weights of {what}", atol=1e-6,
+                 hint="A long query is a sharp lookup: the best-matching key takes almost everything.",
+                 mistake="long-query-not-sharp")
     expect_follow_scores(weights, scores, f"the weights of {what}")
-    judge.close(judge.finite(output, f"the output of {what}", cause=cause, mistake=mistake), expected @ values,
-                f"the output of {what}", atol=1e-6)
+    verify.close(verify.finite(output, f"the output of {what}", cause=cause, mistake=mistake), expected @ values,
+                 f"the output of {what}", atol=1e-6)
 
 
 # The kinds of input the docstrings allow: arrays, lists, a mask or none.
@@ -381,17 +381,17 @@ def test_arguments_unchanged(submission, kind):
     """attend and scaled_dot_product_attention leave the queries, keys, values and mask they are given as they were."""
     for name, arguments in zip(("attend", "scaled_dot_product_attention"), _arguments(kind)):
         value, after = getattr(submission.attention, name).arguments_after(*arguments.values())
-        judge.unchanged(arguments, after, f"{name}(...) of {kind}")
+        verify.unchanged(arguments, after, f"{name}(...) of {kind}")
         q = np.asarray(arguments.get("query", arguments.get("Q")), dtype=float)
         k = np.asarray(arguments.get("keys", arguments.get("K")), dtype=float)
         scores = k @ q if q.ndim == 1 else q @ k.T
         if "mask" in arguments:
             scores = np.where(arguments["mask"], scores, -np.inf)
-        weights = judge.array(judge.pair(value, f"{name}(...)")[1], f"the weights of {name}(...)", shape=scores.shape,
-                              finite=False)
+        weights = verify.array(verify.pair(value, f"{name}(...)")[1], f"the weights of {name}(...)", shape=scores.shape,
+                               finite=False)
         expect_mask_not_inverted(weights, arguments.get("mask"), f"{name}(...)")
-        weights = judge.array(weights, f"the weights of {name}(...)")
-        judge.close(weights.sum(axis=-1), np.ones(scores.shape[:-1]), f"the sums of the weights of {name}(...)",
-                    atol=1e-6, hint="Besides leaving the arrays alone, the weights must be a softmax of the scores.",
-                    mistake="weights-not-normalised")
+        weights = verify.array(weights, f"the weights of {name}(...)")
+        verify.close(weights.sum(axis=-1), np.ones(scores.shape[:-1]), f"the sums of the weights of {name}(...)",
+                     atol=1e-6, hint="Besides leaving the arrays alone, the weights must be a softmax of the scores.",
+                     mistake="weights-not-normalised")
         expect_follow_scores(weights, scores)

@@ -9,7 +9,7 @@ GPT-2 small run only where its weights are on disk.
 import numpy as np
 import pytest
 
-from grader.engine import judge
+from grader.engine import verify
 from grader.lesson import lesson
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.checks.gpt2_readouts import TOLERANCE, read_patterns, slip_in
@@ -30,8 +30,8 @@ def truth(kit, text, spec=TINY):
 
 
 def learner_pattern(result, what, size):
-    tokens, pattern = judge.pair(result, what, "(tokens, pattern)")
-    return tokens, judge.array(pattern, f"the pattern of {what}", shape=(size, size))
+    tokens, pattern = verify.pair(result, what, "(tokens, pattern)")
+    return tokens, verify.array(pattern, f"the pattern of {what}", shape=(size, size))
 
 
 def look_alikes(received, attentions, layer, head) -> tuple[str, str] | None:
@@ -57,10 +57,10 @@ def look_alikes(received, attentions, layer, head) -> tuple[str, str] | None:
 def test_tokens(submission, kit):
     """head_pattern's tokens are the tokenizer's own strings ("The", "Ġcat", ...)."""
     expected, _ = truth(kit, LESSON)
-    tokens, _ = judge.pair(read_patterns(submission, "head_pattern", TINY, LESSON, 4, 3), "head_pattern(...)",
-                           "(tokens, pattern)")
-    judge.expect(isinstance(tokens, (list, tuple)) and all(isinstance(t, str) for t in tokens),
-                 f"the tokens must be a list of strings; received {judge.show(tokens)}.")
+    tokens, _ = verify.pair(read_patterns(submission, "head_pattern", TINY, LESSON, 4, 3), "head_pattern(...)",
+                            "(tokens, pattern)")
+    verify.expect(isinstance(tokens, (list, tuple)) and all(isinstance(t, str) for t in tokens),
+                  f"the tokens must be a list of strings; received {verify.show(tokens)}.")
     tokens = list(tokens)
     if tokens != expected:
         hint, mistake = "Use tokenizer.convert_ids_to_tokens on the ids you gave the model.", ""
@@ -70,7 +70,7 @@ def test_tokens(submission, kit):
         elif tokens[1:] == expected:
             hint = "Nothing should be added in front of the text: the tokenizer does not add <|endoftext|>."
             mistake = "token-added-in-front"
-        judge.fail(f"tokens for {LESSON!r}: expected {expected}, received {tokens}. {hint}", mistake)
+        verify.fail(f"tokens for {LESSON!r}: expected {expected}, received {tokens}. {hint}", mistake)
 
 
 @pytest.mark.points(3)
@@ -84,10 +84,10 @@ def test_head_pattern(submission, kit, model, layer, head):
     _, pattern = learner_pattern(read_patterns(submission, "head_pattern", spec, LESSON, layer, head), what,
                                  len(tokens))
     mistake = look_alikes(pattern, attentions, layer, head)
-    judge.close(pattern, attentions[layer, head], f"the pattern of {what}", atol=TOLERANCE, rtol=0,
-                hint=f"This is {mistake[0]}." if mistake else
-                "Read model(ids, output_attentions=True).attentions[layer][0, head].",
-                mistake=mistake[1] if mistake else "")
+    verify.close(pattern, attentions[layer, head], f"the pattern of {what}", atol=TOLERANCE, rtol=0,
+                 hint=f"This is {mistake[0]}." if mistake else
+                 "Read model(ids, output_attentions=True).attentions[layer][0, head].",
+                 mistake=mistake[1] if mistake else "")
 
 
 @pytest.mark.points(1)
@@ -96,15 +96,15 @@ def test_pattern_is_causal_weights(submission, kit):
     expected_tokens, attentions = truth(kit, OTHER)
     _, pattern = learner_pattern(read_patterns(submission, "head_pattern", TINY, OTHER, 1, 2),
                                  "head_pattern(..., layer=1, head=2)", len(expected_tokens))
-    judge.expect(np.all(pattern >= 0), "the pattern has negative entries; attention weights are never negative.",
-                 mistake="negative-weights")
-    judge.expect(np.all(np.triu(pattern, 1) == 0), "the pattern has weight above the diagonal: GPT-2 is causal, "
-                 "no token attends to a later one. Did you transpose it?", mistake="pattern-transposed")
-    judge.close(pattern.sum(axis=1), np.ones(len(expected_tokens)), "the row sums of the pattern", atol=TOLERANCE,
-                hint="Each row is a softmax: where token i's attention goes, 100% of it.",
-                mistake="rows-do-not-sum-to-one")
-    judge.close(pattern, attentions[1, 2], f"the pattern of layer 1, head 2 for {OTHER!r}", atol=TOLERANCE, rtol=0,
-                hint="Causal weights that sum to 1, but not this head's: read the attentions the model returns.")
+    verify.expect(np.all(pattern >= 0), "the pattern has negative entries; attention weights are never negative.",
+                  mistake="negative-weights")
+    verify.expect(np.all(np.triu(pattern, 1) == 0), "the pattern has weight above the diagonal: GPT-2 is causal, "
+                  "no token attends to a later one. Did you transpose it?", mistake="pattern-transposed")
+    verify.close(pattern.sum(axis=1), np.ones(len(expected_tokens)), "the row sums of the pattern", atol=TOLERANCE,
+                 hint="Each row is a softmax: where token i's attention goes, 100% of it.",
+                 mistake="rows-do-not-sum-to-one")
+    verify.close(pattern, attentions[1, 2], f"the pattern of layer 1, head 2 for {OTHER!r}", atol=TOLERANCE, rtol=0,
+                 hint="Causal weights that sum to 1, but not this head's: read the attentions the model returns.")
 
 
 # A hand-made pattern, so the share is judged on its own: "Ġthe" occurs twice.
@@ -139,7 +139,7 @@ def test_attention_share(submission, tokens, source, target, row, column):
     tokens = SHARES[tokens]
     pattern = share_pattern(tokens, 0)
     what = f"attention_share(tokens, pattern, {source!r}, {target!r})"
-    received = judge.number(submission.gpt2_heads.attention_share(tokens, pattern, source, target), what)
+    received = verify.number(submission.gpt2_heads.attention_share(tokens, pattern, source, target), what)
     expected = pattern[row, column]
     if not np.isclose(received, expected, atol=1e-12):
         hint = "Find the first position of each token (ignoring a leading 'Ġ' or space) and read pattern[row, column]."
@@ -159,9 +159,9 @@ def test_attention_share(submission, tokens, source, target, row, column):
         elif target == "the" and np.isclose(received, pattern[row, 0]):
             hint = "Case counts: 'the' is not 'The'."
             mistake = "case-ignored"
-        digits = judge.digits_to_differ(expected, received)
-        judge.fail(f"{what}: expected {judge.show(expected, digits)}, received {judge.show(received, digits)}. {hint}",
-                   mistake)
+        digits = verify.digits_to_differ(expected, received)
+        verify.fail(f"{what}: expected {verify.show(expected, digits)}, "
+                    f"received {verify.show(received, digits)}. {hint}", mistake)
 
 
 @pytest.mark.points(1)
@@ -169,8 +169,8 @@ def test_attention_share_unknown_token(submission):
     """A token that is not in the sentence raises ValueError; tokens that are there give their share."""
     pattern = share_pattern(SHARE_TOKENS, 1)
     what = "attention_share(tokens, pattern, 'it', 'cat')"
-    judge.close(judge.number(submission.gpt2_heads.attention_share(SHARE_TOKENS, pattern, "it", "cat"), what),
-                pattern[7, 1], f"{what}, where both tokens are there", atol=1e-12, rtol=0)
+    verify.close(verify.number(submission.gpt2_heads.attention_share(SHARE_TOKENS, pattern, "it", "cat"), what),
+                 pattern[7, 1], f"{what}, where both tokens are there", atol=1e-12, rtol=0)
     try:
         received = submission.gpt2_heads.attention_share(SHARE_TOKENS, pattern, "it", "dog")
     except SubmissionError as error:
@@ -178,10 +178,10 @@ def test_attention_share_unknown_token(submission):
             return
         if error.kind != ErrorKind.EXCEPTION:  # not implemented, a crash, a time-out: say so as it is
             raise
-        judge.fail(f"attention_share(..., 'it', 'dog') raised {error.message.split(':')[0]}; the docstring asks "
-                   "for a ValueError that names the missing token.", "missing-token-not-a-valueerror")
-    judge.fail(f"attention_share(..., 'it', 'dog') returned {judge.show(received)}, but there is no 'dog' in the "
-               "sentence: raise ValueError naming it.", "missing-token-not-a-valueerror")
+        verify.fail(f"attention_share(..., 'it', 'dog') raised {error.message.split(':')[0]}; the docstring asks "
+                    "for a ValueError that names the missing token.", "missing-token-not-a-valueerror")
+    verify.fail(f"attention_share(..., 'it', 'dog') returned {verify.show(received)}, but there is no 'dog' in the "
+                "sentence: raise ValueError naming it.", "missing-token-not-a-valueerror")
 
 
 @pytest.mark.points(2)
@@ -204,8 +204,8 @@ def test_layer_average(submission, kit, model, layer):
                                ("one head's pattern", "one-head-for-the-layer", attentions[layer, 0]), *miscounts]:
         if np.allclose(pattern, other, atol=TOLERANCE):
             hint, mistake = f"That is {name}; the layer's pattern is the mean over its heads.", named
-    judge.close(pattern, attentions[layer].mean(axis=0), f"the pattern of {what}", atol=TOLERANCE, rtol=0, hint=hint,
-                mistake=mistake)
+    verify.close(pattern, attentions[layer].mean(axis=0), f"the pattern of {what}", atol=TOLERANCE, rtol=0, hint=hint,
+                 mistake=mistake)
 
 
 def score_scale(received, expected):
@@ -227,24 +227,24 @@ def test_recompute_head_pattern(submission, kit, model, layer, head):
     ids = kit.gpt2.token_ids(spec.tokenizer(), LESSON)
     what = f"recompute_head_pattern(model, ids, layer={layer}, head={head})"
     # A model that cannot report its attention weights: only a recompute can pass.
-    pattern = judge.array(submission.gpt2_heads.recompute_head_pattern(spec.without_attentions(), ids, layer, head),
-                          f"the pattern of {what}", shape=(len(tokens), len(tokens)))
+    pattern = verify.array(submission.gpt2_heads.recompute_head_pattern(spec.without_attentions(), ids, layer, head),
+                           f"the pattern of {what}", shape=(len(tokens), len(tokens)))
     expected = attentions[layer, head]
     if np.allclose(pattern, expected, atol=TOLERANCE):
         return
     if np.any(np.triu(pattern, 1) > TOLERANCE):
-        judge.fail(f"{what} puts weight on future tokens: set the scores above the diagonal to -inf before softmax.",
-                   "future-not-masked")
+        verify.fail(f"{what} puts weight on future tokens: set the scores above the diagonal to -inf before softmax.",
+                    "future-not-masked")
     if not np.allclose(pattern.sum(axis=1), 1, atol=TOLERANCE):
-        judge.fail(f"the rows of {what} do not sum to 1: apply softmax along each row (dim=-1).",
-                   "softmax-not-along-rows")
+        verify.fail(f"the rows of {what} do not sum to 1: apply softmax along each row (dim=-1).",
+                    "softmax-not-along-rows")
     _, n_head, n_embd = lesson.TINY_SHAPES[model]
     head_size = (f"The head size is n_embd // n_head: {n_embd // n_head} in this tiny model ({n_embd} / {n_head} "
                  "heads), 64 only in GPT-2 small (768 / 12 heads), so do not write the number in.")
     if np.allclose(pattern, np.tri(len(tokens)) / np.arange(1, len(tokens) + 1)[:, None], atol=TOLERANCE):
-        judge.fail(f"{what} gives every token the same weight: the scores of each row are all equal, as if q.k "
-                   f"were 0. Is the head's slice of columns empty (a head size too large) or were the scores "
-                   f"multiplied by 0? {head_size}", "head-columns-empty")
+        verify.fail(f"{what} gives every token the same weight: the scores of each row are all equal, as if q.k "
+                    f"were 0. Is the head's slice of columns empty (a head size too large) or were the scores "
+                    f"multiplied by 0? {head_size}", "head-columns-empty")
     alike = look_alikes(pattern, attentions, layer, head)
     slip = slip_in(pattern, kit.gpt2.slipped_head(spec, spec.tokenizer(), LESSON, layer, head), "attentions")
     factor = score_scale(np.clip(pattern, 1e-30, None), expected)
@@ -263,7 +263,7 @@ def test_recompute_head_pattern(submission, kit, model, layer, head):
                 "and v are the three n_embd-wide thirds, and head h is columns h*size:(h+1)*size of q and of k. "
                 + head_size)
         mistake = ""
-    judge.close(pattern, expected, f"the pattern of {what}", atol=TOLERANCE, rtol=0, hint=hint, mistake=mistake)
+    verify.close(pattern, expected, f"the pattern of {what}", atol=TOLERANCE, rtol=0, hint=hint, mistake=mistake)
 
 
 @pytest.mark.points(1)
@@ -274,19 +274,19 @@ def test_arguments_unchanged(submission, kit, kind):
     ids = kit.gpt2.token_ids(TINY.tokenizer(), LESSON)
     ids = np.array(ids) if kind == "arrays" else list(ids)
     share, after = submission.gpt2_heads.attention_share.arguments_after(tokens, pattern, "it", "cat")
-    judge.unchanged({"tokens": tokens, "pattern": pattern}, after[:2], "attention_share(tokens, pattern, 'it', 'cat')")
-    judge.close(judge.number(share, "attention_share(...)"), pattern[7, 1], "attention_share(tokens, pattern, 'it', "
-                "'cat')", atol=1e-12, rtol=0, hint="Besides leaving its arguments alone, it reads the pattern at the "
-                "row of 'it' and the column of 'cat'.")
+    verify.unchanged({"tokens": tokens, "pattern": pattern}, after[:2], "attention_share(tokens, pattern, 'it', 'cat')")
+    verify.close(verify.number(share, "attention_share(...)"), pattern[7, 1], "attention_share(tokens, pattern, 'it', "
+                 "'cat')", atol=1e-12, rtol=0, hint="Besides leaving its arguments alone, it reads the pattern at the "
+                 "row of 'it' and the column of 'cat'.")
     recomputed, after = submission.gpt2_heads.recompute_head_pattern.arguments_after(
         TINY.without_attentions(), ids, 1, 2)
-    judge.unchanged({"input_ids": ids}, after[1:2], f"recompute_head_pattern(model, ids as {kind}, 1, 2)")
-    recomputed = judge.array(recomputed, "recompute_head_pattern(...)", shape=(len(ids), len(ids)))
+    verify.unchanged({"input_ids": ids}, after[1:2], f"recompute_head_pattern(model, ids as {kind}, 1, 2)")
+    recomputed = verify.array(recomputed, "recompute_head_pattern(...)", shape=(len(ids), len(ids)))
     causal = np.tri(len(ids), dtype=bool)
-    judge.expect(np.allclose(recomputed.sum(axis=1), 1, atol=TOLERANCE) and np.all(recomputed[~causal] == 0) and
-                 np.all(recomputed[causal] > 0) and not np.allclose(recomputed[-1], recomputed[-1, 0]),
-                 "besides leaving the ids alone, recompute_head_pattern returns a softmax of each row's scores: "
-                 "causal, every earlier token some weight, rows summing to 1.")
+    verify.expect(np.allclose(recomputed.sum(axis=1), 1, atol=TOLERANCE) and np.all(recomputed[~causal] == 0) and
+                  np.all(recomputed[causal] > 0) and not np.allclose(recomputed[-1], recomputed[-1, 0]),
+                  "besides leaving the ids alone, recompute_head_pattern returns a softmax of each row's scores: "
+                  "causal, every earlier token some weight, rows summing to 1.")
 
 
 # -- the lesson's claims, on GPT-2 small when its weights are here ------------------------
@@ -314,7 +314,7 @@ def learner_shares(submission, real, claims):
                                                                      claim.head)
             target = claim.target or tokens[0]
             share = submission.gpt2_heads.attention_share(tokens, pattern, claim.source, target)
-            measured[convention][claim.label] = judge.number(share, f"attention_share for {claim.label}")
+            measured[convention][claim.label] = verify.number(share, f"attention_share for {claim.label}")
     return measured
 
 
@@ -328,9 +328,9 @@ def judge_claims(claims, learner, truth):
                                                      for c in claims) for convention in lesson.CONVENTIONS)
 
     wanted = ", ".join(f"{c.label} {100 * c.share:.0f}%" for c in claims)
-    judge.fail(f"The lesson says {wanted}. Your code measured {listing(learner)}. transformers itself measures "
-               f"{listing(truth)}. If those agree with yours, the lesson's figures do not hold on these weights "
-               "under either convention; if not, your code differs from GPT-2's.")
+    verify.fail(f"The lesson says {wanted}. Your code measured {listing(learner)}. transformers itself measures "
+                f"{listing(truth)}. If those agree with yours, the lesson's figures do not hold on these weights "
+                "under either convention; if not, your code differs from GPT-2's.")
 
 
 @pytest.mark.points(0)  # needs GPT-2 small's weights: no score may depend on the machine that graded it

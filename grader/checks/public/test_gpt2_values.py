@@ -11,7 +11,7 @@ runs only where its weights are on disk.
 import numpy as np
 import pytest
 
-from grader.engine import judge
+from grader.engine import verify
 from grader.lesson import lesson
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.checks.gpt2_readouts import SLIP_HINTS, SLIP_MISTAKES  # one name per slip
@@ -34,7 +34,7 @@ def truths(kit):
 def head_array(received, what, truth):
     """``received`` as a (T, head size) array, with a hint when its width is off."""
     n_layer, n_head, tokens, size = truth["values"].shape
-    array = judge.array(received, what)
+    array = verify.array(received, what)
     if array.shape != (tokens, size):
         hint = (f"One head is n_embd // n_head = {size} columns wide in this model (64 in GPT-2 small): read both "
                 "from model.config instead of writing a number.")
@@ -42,7 +42,7 @@ def head_array(received, what, truth):
         if array.shape == (tokens, n_head * size):
             hint += f" {n_head * size} columns are every head together, or the block's output after c_proj."
             mistake = "every-head-together"
-        judge.fail(f"{what}: expected shape {(tokens, size)}, received shape {array.shape}. {hint}", mistake)
+        verify.fail(f"{what}: expected shape {(tokens, size)}, received shape {array.shape}. {hint}", mistake)
     return array
 
 
@@ -69,8 +69,8 @@ def test_head_vectors(submission, kit, truths, model, layer, head):
     slipped = kit.gpt2.slipped_head(MODELS[model], MODELS[model].tokenizer(), lesson.SENTENCE, layer, head)
     what = f"head_vectors(model, ids, layer={layer}, head={head})"
     received = submission.gpt2_values.head_vectors(MODELS[model], truth["ids"], layer, head)
-    judge.expect(isinstance(received, (tuple, list)) and len(received) == 3,
-                 f"{what} must return three arrays (queries, keys, values); received {judge.show(received)}.")
+    verify.expect(isinstance(received, (tuple, list)) and len(received) == 3,
+                  f"{what} must return three arrays (queries, keys, values); received {verify.show(received)}.")
     n_layer, n_head = truth["values"].shape[:2]
     for name, vectors in zip(VECTORS, received):
         vectors = head_array(vectors, f"the {name} of {what}", truth)
@@ -83,10 +83,10 @@ def test_head_vectors(submission, kit, truths, model, layer, head):
         candidates |= {f"the {name} {SLIP_HINTS[slip]}": (SLIP_MISTAKES[slip], readouts[name])
                        for slip, readouts in slipped.items()}
         mistake, named = diagnose(vectors, candidates)
-        judge.close(vectors, truth[name][layer, head], f"the {name} of {what}", atol=TOLERANCE, rtol=TOLERANCE,
-                    hint=f"These are {mistake}." if mistake else
-                    "Take hidden_states[layer], apply block.ln_1, then block.attn.c_attn, split it into three "
-                    "n_embd-wide parts and keep the head's columns of each.", mistake=named)
+        verify.close(vectors, truth[name][layer, head], f"the {name} of {what}", atol=TOLERANCE, rtol=TOLERANCE,
+                     hint=f"These are {mistake}." if mistake else
+                     "Take hidden_states[layer], apply block.ln_1, then block.attn.c_attn, split it into three "
+                     "n_embd-wide parts and keep the head's columns of each.", mistake=named)
 
 
 @pytest.mark.points(4)
@@ -118,10 +118,10 @@ def test_head_output(submission, kit, truths, model, layer, head):
                    (SLIP_MISTAKES[slip], readouts["attentions"] @ readouts["values"])
                    for slip, readouts in slipped.items()}
     mistake, named = diagnose(output, candidates)
-    judge.close(output, truth["outputs"][layer, head], f"the output of {what}", atol=TOLERANCE, rtol=TOLERANCE,
-                hint=f"This is {mistake}." if mistake else
-                "Mix the head's values with its pattern: scaled_dot_product_attention(queries, keys, values, "
-                "causal_mask(T)) from exercise 3.", mistake=named)
+    verify.close(output, truth["outputs"][layer, head], f"the output of {what}", atol=TOLERANCE, rtol=TOLERANCE,
+                 hint=f"This is {mistake}." if mistake else
+                 "Mix the head's values with its pattern: scaled_dot_product_attention(queries, keys, values, "
+                 "causal_mask(T)) from exercise 3.", mistake=named)
 
 
 @pytest.mark.points(1)
@@ -131,18 +131,18 @@ def test_first_token_moves_only_itself(submission, truths):
     what = "row 0 of head_output(model, ids, layer=1, head=2)"
     output = head_array(submission.gpt2_values.head_output(MODELS["standard"], truth["ids"], 1, 2),
                         "head_output(...)", truth)
-    judge.close(output[0], truth["values"][1, 2, 0], what, atol=TOLERANCE, rtol=TOLERANCE,
-                hint="Token 0 sees no earlier token, so all its weight is on itself and its output is its own "
+    verify.close(output[0], truth["values"][1, 2, 0], what, atol=TOLERANCE, rtol=TOLERANCE,
+                 hint="Token 0 sees no earlier token, so all its weight is on itself and its output is its own "
                      "value. Is the future masked (causal_mask), and row i the weights of token i?",
-                mistake="future-not-masked")
+                 mistake="future-not-masked")
 
 
 def contributions(submission, spec, truth, layer, head, position):
     what = f"value_contributions(model, ids, layer={layer}, head={head}, position={position})"
-    shares = judge.array(submission.gpt2_values.value_contributions(spec, truth["ids"], layer, head, position), what)
+    shares = verify.array(submission.gpt2_values.value_contributions(spec, truth["ids"], layer, head, position), what)
     tokens = len(truth["tokens"])
-    judge.expect(shares.shape == (tokens,), f"{what}: expected shape ({tokens},), one share per token of the "
-                 f"sentence (0 after position {position}); received shape {shares.shape}.")
+    verify.expect(shares.shape == (tokens,), f"{what}: expected shape ({tokens},), one share per token of the "
+                  f"sentence (0 after position {position}); received shape {shares.shape}.")
     return what, shares
 
 
@@ -153,12 +153,12 @@ def test_value_contributions(submission, truths, model, layer, head, position):
     """value_contributions: token j's share is |weight_j * v_j| over their sum; shares sum to 1, 0 after the position."""
     truth = truths[model]
     what, shares = contributions(submission, MODELS[model], truth, layer, head, position)
-    judge.expect(np.all(shares >= 0), f"{what} has negative shares {judge.show(shares)}: sizes are lengths.",
-                 mistake="sizes-not-lengths")
-    judge.expect(np.all(shares[position + 1:] == 0), f"{what} gives shares to tokens after position {position}: "
-                 f"{judge.show(shares)}. Their weight is 0, so their share is 0.", mistake="future-not-masked")
-    judge.close(shares.sum(), 1.0, f"the sum of the shares of {what}",
-                hint="Shares are the sizes divided by their sum.", mistake="not-divided-by-sum")
+    verify.expect(np.all(shares >= 0), f"{what} has negative shares {verify.show(shares)}: sizes are lengths.",
+                  mistake="sizes-not-lengths")
+    verify.expect(np.all(shares[position + 1:] == 0), f"{what} gives shares to tokens after position {position}: "
+                  f"{verify.show(shares)}. Their weight is 0, so their share is 0.", mistake="future-not-masked")
+    verify.close(shares.sum(), 1.0, f"the sum of the shares of {what}",
+                 hint="Shares are the sizes divided by their sum.", mistake="not-divided-by-sum")
     weights, values = truth["attentions"][layer, head, position], truth["values"][layer, head]
 
     def lengths(name, of_head=head):
@@ -180,10 +180,10 @@ def test_value_contributions(submission, truths, model, layer, head, position):
                    ("values-of-another-head", normalised(weights * lengths("values", other)))
                    for other in neighbours(head, truth["values"].shape[1])}
     mistake, named = diagnose(shares, candidates)
-    judge.close(shares, lesson.value_shares(weights, values), what, atol=1e-6, rtol=1e-5,
-                hint=f"These are {mistake}." if mistake else
-                "Take row `position` of the head's weights, multiply each weight by the length of its token's "
-                "value vector (np.linalg.norm along axis 1), and divide these sizes by their sum.", mistake=named)
+    verify.close(shares, lesson.value_shares(weights, values), what, atol=1e-6, rtol=1e-5,
+                 hint=f"These are {mistake}." if mistake else
+                 "Take row `position` of the head's weights, multiply each weight by the length of its token's "
+                 "value vector (np.linalg.norm along axis 1), and divide these sizes by their sum.", mistake=named)
 
 
 @pytest.mark.points(1)
@@ -194,11 +194,11 @@ def test_arguments_unchanged(submission, truths, kind):
     for name, where in [("head_vectors", (1, 2)), ("head_output", (1, 2)), ("value_contributions", (1, 2, 7))]:
         ids = np.array(truth["ids"]) if kind == "array" else list(truth["ids"])
         value, after = getattr(submission.gpt2_values, name).arguments_after(spec, ids, *where)
-        judge.unchanged({"input_ids": ids}, after[1:2], f"{name}(model, ids as a {kind}, ...)")
+        verify.unchanged({"input_ids": ids}, after[1:2], f"{name}(model, ids as a {kind}, ...)")
         # About the arguments: the value need only have the shape of its answer.
         if name == "value_contributions":
-            shares, position = judge.array(value, f"{name}(...)"), where[-1]
-            judge.expect(shares.shape == (len(ids),) and np.isclose(shares.sum(), 1) and np.all(
+            shares, position = verify.array(value, f"{name}(...)"), where[-1]
+            verify.expect(shares.shape == (len(ids),) and np.isclose(shares.sum(), 1) and np.all(
                 shares[:position + 1] > 0) and np.all(shares[position + 1:] == 0) and not np.allclose(
                 shares[:position + 1], shares[0]), f"besides leaving the ids alone, {name} returns shares: one per "
                 "token, every token up to the position some of it, summing to 1.")
@@ -222,7 +222,7 @@ def test_lesson_claim_value_4_3(submission, kit, real_gpt2):
         ids = kit.gpt2.token_ids(real_gpt2.tokenizer(), prefix + lesson.SENTENCE)
         shares = submission.gpt2_values.value_contributions(real_gpt2, ids, claim.layer, claim.head,
                                                             lesson.position(tokens, claim.source))
-        learner[convention] = judge.array(shares, f"value_contributions for {claim.label}", shape=(len(tokens),))
+        learner[convention] = verify.array(shares, f"value_contributions for {claim.label}", shape=(len(tokens),))
 
     def largest(tokens, shares):
         return tokens[int(np.argmax(shares))].removeprefix("Ġ")
@@ -239,7 +239,7 @@ def test_lesson_claim_value_4_3(submission, kit, real_gpt2):
                          f"({claim.target!r} {100 * target:.1f}%)")
         return "; ".join(parts)
 
-    judge.fail(f"The lesson says the largest share of what moves into {claim.source!r} at layer {claim.layer} head "
-               f"{claim.head} comes from {claim.target!r}. Your code measured {listing(learner)}. transformers "
-               f"itself measures {listing({c: truth[c]['value'] for c in truth})}. If those agree with yours, the "
-               "claim does not hold on these weights under either convention; if not, your code differs from GPT-2's.")
+    verify.fail(f"The lesson says the largest share of what moves into {claim.source!r} at layer {claim.layer} head "
+                f"{claim.head} comes from {claim.target!r}. Your code measured {listing(learner)}. transformers "
+                f"itself measures {listing({c: truth[c]['value'] for c in truth})}. If those agree with yours, the "
+                "claim does not hold on these weights under either convention; if not, your code differs from GPT-2's.")

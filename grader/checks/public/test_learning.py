@@ -16,7 +16,7 @@ from grader.checks import learning_numpy as judge_descent
 from grader.checks.learning_numpy import (BEDROOMS, NINE_QUERIES, PRICES, mse, nearest_answers, recovery_hint,
                                           rule_hint, sharpness_slope, slope_hint, soft_answers, soft_slope)
 from grader.checks.learning_results import LOSS_RTOL, SLOPE_ATOL, descent, learner, slope_pair
-from grader.engine import judge
+from grader.engine import verify
 
 TRUE_SHARPNESS = 1.5
 
@@ -32,7 +32,7 @@ def fit(submission, queries, answers, *options):
 
 
 def named_slope(slope, query, sharpness, otherwise: str, mistake: str = "", keys=BEDROOMS, values=PRICES) -> dict:
-    """slope_hint's hint and its mistake's name, as judge.close takes them: a finite difference's, else
+    """slope_hint's hint and its mistake's name, as verify.close takes them: a finite difference's, else
     ``mistake`` (``otherwise``'s)."""
     hint = slope_hint(slope, query, sharpness, otherwise, keys, values)
     return dict(hint=hint, mistake=mistake if hint == otherwise else "finite-difference")
@@ -41,19 +41,19 @@ def named_slope(slope, query, sharpness, otherwise: str, mistake: str = "", keys
 @pytest.mark.points(2)
 def test_soft_answer(submission):
     """soft_answer is exercise 2's soft lookup in torch: query 3, sharpness 1.5 gives 275.11; nine queries, nine answers."""
-    answer = judge.number(learner(submission, "soft_answer", 3.0, BEDROOMS, PRICES, 1.5),
-                          "soft_answer(3, ..., sharpness=1.5)")
+    answer = verify.number(learner(submission, "soft_answer", 3.0, BEDROOMS, PRICES, 1.5),
+                           "soft_answer(3, ..., sharpness=1.5)")
     expected, weights = soft_answers(3.0, 1.5)
     hint, mistake = ("Score each key with -sharpness * (query - key)**2, softmax over the keys, then sum weights * "
                      "values."), ""
     if np.isclose(answer, weights @ BEDROOMS):
         hint = "That is the weighted average of the *keys*; average the values (prices) instead."
         mistake = "keys-averaged"
-    judge.close(answer, expected, "soft_answer(3, ..., sharpness=1.5)", atol=1e-6, hint=hint, mistake=mistake)
-    answers = judge.array(learner(submission, "soft_answer", NINE_QUERIES, BEDROOMS, PRICES, 1.5),
-                          "soft_answer(nine queries, ...)", shape=(9,))
-    judge.close(answers, soft_answers(NINE_QUERIES, 1.5)[0], "soft_answer(nine queries, ...)",
-                hint="Answer i belongs to query i alone: give the queries a new axis (query[..., None] - keys) "
+    verify.close(answer, expected, "soft_answer(3, ..., sharpness=1.5)", atol=1e-6, hint=hint, mistake=mistake)
+    answers = verify.array(learner(submission, "soft_answer", NINE_QUERIES, BEDROOMS, PRICES, 1.5),
+                           "soft_answer(nine queries, ...)", shape=(9,))
+    verify.close(answers, soft_answers(NINE_QUERIES, 1.5)[0], "soft_answer(nine queries, ...)",
+                 hint="Answer i belongs to query i alone: give the queries a new axis (query[..., None] - keys) "
                      "and softmax over the keys (dim=-1).", mistake="queries-mixed")
 
 
@@ -68,12 +68,12 @@ def test_nearest_answer(submission):
         if query in (3.0, 4.5):
             hint = "Equally close keys: the first in `keys` wins (torch.argmin returns the first)."
             mistake = "tie-not-to-first"
-        judge.close(judge.number(learner(submission, "nearest_answer", query, BEDROOMS, PRICES), what), price, what,
-                    hint=hint, mistake=mistake)
-    answers = judge.array(learner(submission, "nearest_answer", queries, BEDROOMS, PRICES),
-                          "nearest_answer(six queries, ...)", shape=(6,))
-    judge.close(answers, expected, "nearest_answer(six queries, ...)",
-                hint="Answer i belongs to query i: take argmin over the keys (dim=-1).", mistake="queries-mixed")
+        verify.close(verify.number(learner(submission, "nearest_answer", query, BEDROOMS, PRICES), what), price, what,
+                     hint=hint, mistake=mistake)
+    answers = verify.array(learner(submission, "nearest_answer", queries, BEDROOMS, PRICES),
+                           "nearest_answer(six queries, ...)", shape=(6,))
+    verify.close(answers, expected, "nearest_answer(six queries, ...)",
+                 hint="Answer i belongs to query i: take argmin over the keys (dim=-1).", mistake="queries-mixed")
 
 
 @pytest.mark.points(3)
@@ -82,8 +82,8 @@ def test_answer_slope_lesson(submission, query, sharpness):
     """answer_slope gives the soft answer and d(answer)/d(query): 201.76 £k per bedroom at query 3, 28.66 at 2, 46.06 at 3.5."""
     what = f"answer_slope({query:g}, ..., sharpness={sharpness:g})"
     answer, slope = slope_pair(learner(submission, "answer_slope", query, BEDROOMS, PRICES, sharpness), what)
-    judge.close(answer, soft_answers(query, sharpness)[0], f"the answer of {what}",
-                hint="The answer is soft_answer's, at the query you differentiate by.")
+    verify.close(answer, soft_answers(query, sharpness)[0], f"the answer of {what}",
+                 hint="The answer is soft_answer's, at the query you differentiate by.")
     expected = soft_slope(query, sharpness)
     hint, mistake = ("Make the query a tensor with requires_grad=True, compute soft_answer from it, call .backward() "
                      "on the answer and return query.grad."), ""
@@ -93,8 +93,8 @@ def test_answer_slope_lesson(submission, query, sharpness):
     elif np.isclose(slope, -expected, atol=1e-6):
         hint = "The sign is flipped: the answer rises as the query moves from 2 towards 4."
         mistake = "slope-sign-flipped"
-    judge.close(slope, expected, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-6,
-                **named_slope(slope, query, sharpness, hint, mistake))
+    verify.close(slope, expected, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-6,
+                 **named_slope(slope, query, sharpness, hint, mistake))
 
 
 @pytest.mark.points(2)
@@ -109,10 +109,10 @@ def test_answer_slope_matches_finite_differences(submission, seed):
         _, slope = slope_pair(learner(submission, "answer_slope", query, keys, values, sharpness), what)
         ahead, _ = soft_answers(query + step, sharpness, keys, values)
         behind, _ = soft_answers(query - step, sharpness, keys, values)
-        judge.close(slope, (ahead - behind) / (2 * step), f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-5,
-                    **named_slope(slope, query, sharpness, "The slope must include how the softmax's normalising "
-                                  "sum moves too: let autograd differentiate the whole soft_answer, nothing "
-                                  "detached.", "sum-detached", keys, values))
+        verify.close(slope, (ahead - behind) / (2 * step), f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-5,
+                     **named_slope(slope, query, sharpness, "The slope must include how the softmax's normalising "
+                                   "sum moves too: let autograd differentiate the whole soft_answer, nothing "
+                                   "detached.", "sum-detached", keys, values))
 
 
 @pytest.mark.points(2)
@@ -121,17 +121,17 @@ def test_nearest_slope_is_zero(submission):
     for query in (1.2, 2.9, 3.0, 3.1, 4.6):
         what = f"nearest_slope({query:g}, ...)"
         answer, slope = slope_pair(learner(submission, "nearest_slope", query, BEDROOMS, PRICES), what)
-        judge.close(answer, nearest_answers(query), f"the answer of {what}",
-                    hint="The answer is nearest_answer's, at the query you differentiate by.")
+        verify.close(answer, nearest_answers(query), f"the answer of {what}",
+                     hint="The answer is nearest_answer's, at the query you differentiate by.")
         if slope == 0:
             continue
         if query == 3.0:
-            judge.fail(f"{what} gave a slope of {slope:.6g}. That is the size of the jump over a small step, a "
-                       "finite difference, not what autograd gives: argmin has no slope, so there is no path back "
-                       "to the query and the slope is 0.", "finite-difference")
-        judge.fail(f"{what} gave a slope of {slope:.6g}, but the nearest answer stands still around {query:g}: "
-                   "the slope is 0. Is the answer computed by nearest_answer, not by a soft lookup?",
-                   "nearest-slope-of-soft-lookup")
+            verify.fail(f"{what} gave a slope of {slope:.6g}. That is the size of the jump over a small step, a "
+                        "finite difference, not what autograd gives: argmin has no slope, so there is no path back "
+                        "to the query and the slope is 0.", "finite-difference")
+        verify.fail(f"{what} gave a slope of {slope:.6g}, but the nearest answer stands still around {query:g}: "
+                    "the slope is 0. Is the answer computed by nearest_answer, not by a soft lookup?",
+                    "nearest-slope-of-soft-lookup")
 
 
 FITS = {"lesson": (TRUE_SHARPNESS, 0.1), "from-above": (0.7, 3.0), "gentle": (0.3, 2.0)}
@@ -145,18 +145,18 @@ def test_fit_recovers_sharpness(submission, truth, start):
     answers, _ = soft_answers(NINE_QUERIES, truth)
     what = f"fit_sharpness on answers made at sharpness {truth:g}, from {start:g}"
     sharpness, losses = fit(submission, NINE_QUERIES, answers, start)
-    judge.expect(len(losses) == 200, f"{what} returned {len(losses)} losses for its 200 steps: append loss.item() "
-                 "once per step (an optimiser such as LBFGS calls its closure several times a step).",
-                 mistake="not-one-loss-per-step")
+    verify.expect(len(losses) == 200, f"{what} returned {len(losses)} losses for its 200 steps: append loss.item() "
+                  "once per step (an optimiser such as LBFGS calls its closure several times a step).",
+                  mistake="not-one-loss-per-step")
     if abs(sharpness - truth) > 0.005:
         hint, mistake = recovery_hint(sharpness, losses, answers, truth, start)
-        judge.fail(f"{what} returned {sharpness:.6g}. {hint}", mistake)
-    judge.expect(losses[-1] < 1e-6, f"the sharpness is {sharpness:.6g}, but the last loss is {losses[-1]:.3g}, not "
-                 "below 1e-6: the loss must be the mean squared error of the answers at the current sharpness.",
-                 mistake="losses-not-mse")
+        verify.fail(f"{what} returned {sharpness:.6g}. {hint}", mistake)
+    verify.expect(losses[-1] < 1e-6, f"the sharpness is {sharpness:.6g}, but the last loss is {losses[-1]:.3g}, not "
+                  "below 1e-6: the loss must be the mean squared error of the answers at the current sharpness.",
+                  mistake="losses-not-mse")
     _, expected = judge_descent.descend(NINE_QUERIES, answers, start, 2, 5e-4)
-    judge.close(losses[:2], expected, f"the first two losses of {what}", rtol=LOSS_RTOL, atol=0,
-                hint="losses[0] is the mean squared error at `start`, before any step, and losses[1] the one after a "
+    verify.close(losses[:2], expected, f"the first two losses of {what}", rtol=LOSS_RTOL, atol=0,
+                 hint="losses[0] is the mean squared error at `start`, before any step, and losses[1] the one after a "
                      "step of lr times the gradient.")
 
 
@@ -167,35 +167,35 @@ def test_fit_losses_go_down(submission, truth, start):
     the start."""
     answers, _ = soft_answers(NINE_QUERIES, truth)
     sharpness, losses = fit(submission, NINE_QUERIES, answers, start)
-    judge.expect(len(losses) > 1, f"fit_sharpness returned {len(losses)} losses; one per step is expected.",
-                 mistake="not-one-loss-per-step")
-    judge.close(losses[0], float(mse(start, NINE_QUERIES, answers)), f"losses[0] of fit_sharpness(..., "
-                f"start={start:g})", rtol=LOSS_RTOL, hint="The losses are those of the fit itself: losses[0] is the "
-                "mean squared error at `start`, before any step.", mistake="losses-not-mse")
+    verify.expect(len(losses) > 1, f"fit_sharpness returned {len(losses)} losses; one per step is expected.",
+                  mistake="not-one-loss-per-step")
+    verify.close(losses[0], float(mse(start, NINE_QUERIES, answers)), f"losses[0] of fit_sharpness(..., "
+                 f"start={start:g})", rtol=LOSS_RTOL, hint="The losses are those of the fit itself: losses[0] is the "
+                 "mean squared error at `start`, before any step.", mistake="losses-not-mse")
     rises = np.flatnonzero(np.diff(losses) > 1e-6 * abs(losses[0]))
     rule, rule_mistake = rule_hint(sharpness, losses, answers, start, len(losses))
     _, expected = judge_descent.descend(NINE_QUERIES, answers, start, 50, 5e-4)
     if rises.size == 0 and len(losses) >= 50 and not np.allclose(losses[:50], expected, rtol=1e-3, atol=0):
-        judge.fail(f"the losses fall, but not as gradient descent makes them: after 50 steps from {start:g} the loss "
-                   f"is {expected[-1]:.6g}, yours {losses[49]:.6g}. " +
-                   (rule or "Each loss is the mean squared error at the sharpness of that step."),
-                   rule_mistake if rule else "not-plain-descent")
+        verify.fail(f"the losses fall, but not as gradient descent makes them: after 50 steps from {start:g} the loss "
+                    f"is {expected[-1]:.6g}, yours {losses[49]:.6g}. " +
+                    (rule or "Each loss is the mean squared error at the sharpness of that step."),
+                    rule_mistake if rule else "not-plain-descent")
     if rises.size == 0:
-        judge.expect(losses[-1] < 1e-3 * losses[0], f"the loss went from {losses[0]:.6g} to {losses[-1]:.6g} in "
-                     f"{len(losses)} steps: gradient descent from {start:g} brings it down by more than a thousand "
-                     "times. " + (rule or "Is each loss the mean squared error at the current sharpness?"),
-                     mistake=rule_mistake if rule else "losses-not-mse")
+        verify.expect(losses[-1] < 1e-3 * losses[0], f"the loss went from {losses[0]:.6g} to {losses[-1]:.6g} in "
+                      f"{len(losses)} steps: gradient descent from {start:g} brings it down by more than a thousand "
+                      "times. " + (rule or "Is each loss the mean squared error at the current sharpness?"),
+                      mistake=rule_mistake if rule else "losses-not-mse")
         return
     step = int(rises[0]) + 1
     message = f"the loss rose from {losses[step - 1]:.6g} to {losses[step]:.6g} at step {step}"
     if rule:
-        judge.fail(f"{message}. {rule}", rule_mistake)
+        verify.fail(f"{message}. {rule}", rule_mistake)
     if step == 1:
-        judge.fail(f"{message}: the very first step went uphill. Move *against* the gradient: "
-                   "log_sharpness -= lr * log_sharpness.grad.", "stepped-uphill")
-    judge.fail(f"{message}, after falling at first: a step from there was not lr times the gradient of the mean "
-               "squared error. The docstring's descent is plain (torch.optim.SGD without momentum does it too), with "
-               "the gradient set back to zero after every step.", "not-plain-descent")
+        verify.fail(f"{message}: the very first step went uphill. Move *against* the gradient: "
+                    "log_sharpness -= lr * log_sharpness.grad.", "stepped-uphill")
+    verify.fail(f"{message}, after falling at first: a step from there was not lr times the gradient of the mean "
+                "squared error. The docstring's descent is plain (torch.optim.SGD without momentum does it too), with "
+                "the gradient set back to zero after every step.", "not-plain-descent")
 
 
 # Short runs, compared step by step with the judge's own descent: every step, and no step more or fewer.
@@ -209,8 +209,8 @@ def test_fit_follows_gradient_descent(submission, truth, start, steps, lr):
     answers, _ = soft_answers(NINE_QUERIES, truth)
     what = f"fit_sharpness(..., start={start:g}, steps={steps}, lr={lr:g})"
     sharpness, losses = fit(submission, NINE_QUERIES, answers, start, steps, lr)
-    judge.expect(len(losses) == steps, f"{what} returned {len(losses)} losses; there must be exactly one per step, "
-                 f"{steps} of them.", mistake="not-one-loss-per-step")
+    verify.expect(len(losses) == steps, f"{what} returned {len(losses)} losses; there must be exactly one per step, "
+                  f"{steps} of them.", mistake="not-one-loss-per-step")
     expected_sharpness, expected = judge_descent.descend(NINE_QUERIES, answers, start, steps, lr)
     wrong = np.flatnonzero(~np.isclose(losses, expected, rtol=LOSS_RTOL, atol=0))
     if wrong.size:
@@ -221,11 +221,11 @@ def test_fit_follows_gradient_descent(submission, truth, start, steps, lr):
                              "the mean squared error with respect to log_sharpness."), "not-plain-descent"
         if step == 0:
             hint, mistake = "losses[0] is the mean squared error at `start`, before any step.", "losses-not-mse"
-        judge.fail(f"losses[{step}] of {what} is {losses[step]:.8g}; plain gradient descent gives "
-                   f"{expected[step]:.8g}. {hint}", mistake)
-    judge.close(sharpness, expected_sharpness, f"the sharpness after {what}", rtol=LOSS_RTOL, atol=0,
-                hint=f"After the last loss comes one more step: {steps} losses, {steps} steps, then the sharpness.",
-                mistake="last-step-missing")
+        verify.fail(f"losses[{step}] of {what} is {losses[step]:.8g}; plain gradient descent gives "
+                    f"{expected[step]:.8g}. {hint}", mistake)
+    verify.close(sharpness, expected_sharpness, f"the sharpness after {what}", rtol=LOSS_RTOL, atol=0,
+                 hint=f"After the last loss comes one more step: {steps} losses, {steps} steps, then the sharpness.",
+                 mistake="last-step-missing")
 
 
 @pytest.mark.points(1)
@@ -234,8 +234,8 @@ def test_fit_losses_are_mean_squared_error(submission):
     answers, _ = soft_answers(NINE_QUERIES, TRUE_SHARPNESS)
     start, steps = 0.4, 7
     _, losses = fit(submission, NINE_QUERIES, answers, start, steps)
-    judge.expect(len(losses) == steps, f"fit_sharpness(..., steps={steps}) returned {len(losses)} losses; "
-                 "there must be one per step.", mistake="not-one-loss-per-step")
+    verify.expect(len(losses) == steps, f"fit_sharpness(..., steps={steps}) returned {len(losses)} losses; "
+                  "there must be one per step.", mistake="not-one-loss-per-step")
     expected = float(mse(start, NINE_QUERIES, answers))
     hint, mistake = ("losses[0] is the mean of the squared differences between the answers at `start` and the "
                      "observed ones."), "losses-not-mse"
@@ -248,8 +248,8 @@ def test_fit_losses_are_mean_squared_error(submission):
     elif losses[0] < expected:
         hint, mistake = ("Record the loss of the current sharpness before you step, so losses[0] belongs to "
                          "`start`."), "loss-after-step"
-    judge.close(losses[0], expected, f"losses[0] of fit_sharpness(..., start={start:g})", rtol=LOSS_RTOL, hint=hint,
-                mistake=mistake)
+    verify.close(losses[0], expected, f"losses[0] of fit_sharpness(..., start={start:g})", rtol=LOSS_RTOL, hint=hint,
+                 mistake=mistake)
 
 
 @pytest.mark.points(2)
@@ -258,13 +258,13 @@ def test_fit_keeps_sharpness_positive(submission):
     answers, _ = soft_answers(NINE_QUERIES, 0.05)
     sharpness, losses = fit(submission, NINE_QUERIES, answers)
     if sharpness <= 0:
-        judge.fail(f"fit_sharpness returned a sharpness of {sharpness:.4g}. A negative sharpness rewards the "
-                   "*farthest* keys. Learn its logarithm and use log_sharpness.exp(), which is always positive.",
-                   "sharpness-negative")
+        verify.fail(f"fit_sharpness returned a sharpness of {sharpness:.4g}. A negative sharpness rewards the "
+                    "*farthest* keys. Learn its logarithm and use log_sharpness.exp(), which is always positive.",
+                    "sharpness-negative")
     rule, mistake = rule_hint(sharpness, losses, answers)
-    judge.close(sharpness, 0.05, "fit_sharpness on answers made at sharpness 0.05", atol=0.005, rtol=0,
-                hint=rule or "Learn log(sharpness), starting at log(start), and step it against its gradient.",
-                mistake=mistake)
+    verify.close(sharpness, 0.05, "fit_sharpness on answers made at sharpness 0.05", atol=0.005, rtol=0,
+                 hint=rule or "Learn log(sharpness), starting at log(start), and step it against its gradient.",
+                 mistake=mistake)
 
 
 NOISE = 2.0  # £k: a price quoted to the nearest couple of thousand pounds
@@ -279,10 +279,10 @@ def test_fit_noisy_answers(submission):
     best = grid[np.argmin(mse(grid, NINE_QUERIES, answers))]
     sharpness, losses = fit(submission, NINE_QUERIES, answers)
     rule, mistake = rule_hint(sharpness, losses, answers)
-    judge.close(sharpness, best, "fit_sharpness on noisy answers", atol=0.005, rtol=0,
-                hint=rule or f"The sharpness with the least mean squared error is {best:.4f} for these answers (noise "
-                f"of {NOISE:g} £k moves it off 1.5); gradient descent on the mean squared error goes there.",
-                mistake=mistake if rule else "not-least-squares")
+    verify.close(sharpness, best, "fit_sharpness on noisy answers", atol=0.005, rtol=0,
+                 hint=rule or f"The sharpness with the least mean squared error is {best:.4f} for these answers (noise "
+                 f"of {NOISE:g} £k moves it off 1.5); gradient descent on the mean squared error goes there.",
+                 mistake=mistake if rule else "not-least-squares")
 
 
 NEAREST_FITS = {"lesson": (2, 3.2, 20), "first-key": (0, 2.6, 7), "last-key": (3, 3.4, 5)}  # (which, start, steps)
@@ -297,17 +297,17 @@ def test_nearest_fit_makes_no_progress(submission, which, start, steps):
     result = learner(submission, "fit_nearest_key", NINE_QUERIES, answers, BEDROOMS, PRICES, which, start, steps,
                      graph_hint=NO_PATH, graph_mistake="no-gradient-not-zero")
     key, losses = descent(result, what, "(key, losses)")
-    judge.expect(len(losses) == steps, f"{what} returned {len(losses)} losses; there must be one per step.",
-                 mistake="not-one-loss-per-step")
+    verify.expect(len(losses) == steps, f"{what} returned {len(losses)} losses; there must be one per step.",
+                  mistake="not-one-loss-per-step")
     if abs(key - start) > 1e-6 or np.any(np.abs(losses - losses[0]) > 1e-9 * losses[0]):
-        judge.fail(f"{what} moved: the key went from {start:g} to {key:.6g} and the loss from {losses[0]:.6g} to "
-                   f"{losses[-1]:.6g}. Through the nearest lookup autograd has no gradient to give, so nothing may "
-                   "move. Is the answer computed with nearest_answer?", "nearest-fit-moved")
+        verify.fail(f"{what} moved: the key went from {start:g} to {key:.6g} and the loss from {losses[0]:.6g} to "
+                    f"{losses[-1]:.6g}. Through the nearest lookup autograd has no gradient to give, so nothing may "
+                    "move. Is the answer computed with nearest_answer?", "nearest-fit-moved")
     keys = BEDROOMS.copy()
     keys[which] = start
     expected = float(np.mean((nearest_answers(NINE_QUERIES, keys) - answers) ** 2))
-    judge.close(losses[0], expected, f"losses[0] of {what}", rtol=1e-7,  # float32 gets it right to 6e-8
-                hint=f"The loss is the mean squared error of nearest_answer with the guessed key in place of "
+    verify.close(losses[0], expected, f"losses[0] of {what}", rtol=1e-7,  # float32 gets it right to 6e-8
+                 hint=f"The loss is the mean squared error of nearest_answer with the guessed key in place of "
                      f"keys[{which}].", mistake="nearest-loss-not-mse")
 
 
@@ -336,16 +336,16 @@ def test_arguments_unchanged(submission, kind):
     for name, arguments in calls:
         what = f"{name}({', '.join(arguments)}) of {kind}"
         value, after = getattr(submission.learning, name).arguments_after(*arguments.values())
-        judge.unchanged(arguments, after, what)
+        verify.unchanged(arguments, after, what)
         # This check is about the arguments: the value need only be the kind of answer it is.
         if name == "soft_answer" and arguments["query"] is queries:
-            judge.expect(rises_with_the_query(judge.array(value, what)), f"{what} returned {judge.show(value)}: "
-                         "besides leaving the arrays alone, nine soft answers rise with the query, between the "
-                         "smallest and the largest price.")
+            verify.expect(rises_with_the_query(verify.array(value, what)), f"{what} returned {verify.show(value)}: "
+                          "besides leaving the arrays alone, nine soft answers rise with the query, between the "
+                          "smallest and the largest price.")
         elif name in ("fit_sharpness", "fit_nearest_key"):
             _, losses = descent(value, what, "(result, losses)")
-            judge.expect(len(losses) == 5, f"{what} returned {len(losses)} losses for 5 steps.",
-                         mistake="not-one-loss-per-step")
+            verify.expect(len(losses) == 5, f"{what} returned {len(losses)} losses for 5 steps.",
+                          mistake="not-one-loss-per-step")
 # Expected values in closed form, where exp() of the scores underflows. Query 20 leaves key 5 alone: answer 420,
 # slope 0 (to 1e-100). Query 3 at sharpness s is shared by keys 2 and 4: key 4 gets sigmoid(4s(query - 3)) of the
 # weight, whose slope at 3 is s, so the answer is 275 and its slope (340 - 210) * s = 130,000 £k per bedroom.
@@ -367,18 +367,18 @@ def test_very_sharp_answers(submission, cases):
 def very_sharp_answer(submission, query, sharpness, answer, slope, keys, values):
     """soft_answer and answer_slope at one query of ``keys``, ``values``, against their values in closed form."""
     scores = -sharpness * (query - keys) ** 2
-    cause = (f"The scores here are {judge.show(scores, 0)}: exp() of every one of them underflows to 0, and 0/0 "
+    cause = (f"The scores here are {verify.show(scores, 0)}: exp() of every one of them underflows to 0, and 0/0 "
              "is NaN. Dividing exp(score) by its sum is softmax without its safety step: use torch.softmax over the "
              "keys, which subtracts the largest score first.")
     records = "..." if keys is BEDROOMS else f"keys {keys.tolist()}, prices {values.tolist()}"
     what = f"soft_answer({query:g}, {records}, sharpness={sharpness:g})"
-    received = judge.number(learner(submission, "soft_answer", query, keys, values, sharpness), what, cause,
-                            "exp-over-sum-underflows")
-    judge.close(received, answer, what, atol=1e-3, rtol=0)
+    received = verify.number(learner(submission, "soft_answer", query, keys, values, sharpness), what, cause,
+                             "exp-over-sum-underflows")
+    verify.close(received, answer, what, atol=1e-3, rtol=0)
     what = f"answer_slope({query:g}, {records}, sharpness={sharpness:g})"
     _, received = slope_pair(learner(submission, "answer_slope", query, keys, values, sharpness), what, cause,
                              "exp-over-sum-underflows")
-    judge.close(received, slope, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-5,
-                **named_slope(received, query, sharpness, "Far from the keys, or very sharp, the answer still "
-                              "has a slope: let autograd differentiate soft_answer's softmax itself.", "", keys,
-                              values))
+    verify.close(received, slope, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-5,
+                 **named_slope(received, query, sharpness, "Far from the keys, or very sharp, the answer still "
+                               "has a slope: let autograd differentiate soft_answer's softmax itself.", "", keys,
+                               values))

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from grader.engine import judge
+from grader.engine import verify
 from grader.engine.errors import SubmissionError
 from grader.engine.results import ErrorKind
 from grader.lesson import lesson
@@ -46,28 +46,28 @@ def fail_if_look_alike(submission, weights, query, sharpness, keys=BEDROOMS):
     if np.allclose(weights, right_weights(query, sharpness, keys), atol=1e-4):
         return
     try:
-        _, probed = judge.pair(submission.lookup.soft_lookup(PROBE_QUERY, BEDROOMS, PRICES, PROBE_SHARPNESS),
-                               "soft_lookup")
+        _, probed = verify.pair(submission.lookup.soft_lookup(PROBE_QUERY, BEDROOMS, PRICES, PROBE_SHARPNESS),
+                                "soft_lookup")
         probed = np.asarray(probed, dtype=float)
-    except (SubmissionError, judge.CheckFailure, TypeError, ValueError):
+    except (SubmissionError, verify.CheckFailure, TypeError, ValueError):
         return  # the check's own verdict says what is wrong
     if probed.shape != (len(BEDROOMS),) or np.allclose(probed, right_weights(PROBE_QUERY, PROBE_SHARPNESS), atol=1e-4):
         return
     distances = np.asarray(BEDROOMS, dtype=float) - PROBE_QUERY
     for (cause, mistake), scores in LOOK_ALIKES.items():
         if np.allclose(probed, softmax(scores(distances, PROBE_SHARPNESS)), atol=1e-4):
-            judge.fail(f"For query {query:g} and sharpness {sharpness:g} your weights are {judge.percent(weights)}, "
-                       f"and for query {PROBE_QUERY:g} and sharpness {PROBE_SHARPNESS:g} they are "
-                       f"{judge.percent(probed)}: {cause}.", mistake)
+            verify.fail(f"For query {query:g} and sharpness {sharpness:g} your weights are {verify.percent(weights)}, "
+                        f"and for query {PROBE_QUERY:g} and sharpness {PROBE_SHARPNESS:g} they are "
+                        f"{verify.percent(probed)}: {cause}.", mistake)
 
 
 def soft(submission, query, sharpness, keys=BEDROOMS, values=PRICES):
     """The learner's (answer, weights) for one query, checked for type and shape, and for a well-known wrong score."""
     what = f"soft_lookup({query:g}, ..., sharpness={sharpness:g})"
-    answer, weights = judge.pair(submission.lookup.soft_lookup(query, keys, values, sharpness), what,
-                                 "(answer, weights)")
-    answer = judge.number(answer, f"the answer of {what}")
-    weights = judge.array(weights, f"the weights of {what}", shape=(len(keys),))
+    answer, weights = verify.pair(submission.lookup.soft_lookup(query, keys, values, sharpness), what,
+                                  "(answer, weights)")
+    answer = verify.number(answer, f"the answer of {what}")
+    weights = verify.array(weights, f"the weights of {what}", shape=(len(keys),))
     fail_if_look_alike(submission, weights, query, sharpness, keys)
     return answer, weights
 
@@ -79,8 +79,8 @@ def expect_found(submission, query, price, keys=BEDROOMS, values=PRICES, hint=""
                          "key-instead-of-value")
     what = f"exact_lookup({query:g}, ...)" if keys is BEDROOMS else f"exact_lookup({query:g}, keys={keys}, ...)"
     found = submission.lookup.exact_lookup(query, keys, values)
-    judge.expect(found is not None, f"{what} returned None, but key {query:g} is there.")
-    judge.close(judge.number(found, what), price, what, hint=hint, mistake=mistake)
+    verify.expect(found is not None, f"{what} returned None, but key {query:g} is there.")
+    verify.close(verify.number(found, what), price, what, hint=hint, mistake=mistake)
 
 
 def expect_closer_keys_weigh_more(weights, query, keys=BEDROOMS, sharpness=None):
@@ -90,16 +90,16 @@ def expect_closer_keys_weigh_more(weights, query, keys=BEDROOMS, sharpness=None)
     must get some weight: softmax never gives exactly 0 to a finite score.
     """
     distances = abs(query - np.asarray(keys, dtype=float))
-    judge.expect(judge.ranked_like(weights, -distances),
-                 f"for query {query:g} the weights {judge.percent(weights)} do not favour the keys closest to it: "
-                 "a nearer key has a higher score, -sharpness * (query - key)^2, so it must get more weight.",
-                 mistake="nearer-not-heavier")
+    verify.expect(verify.ranked_like(weights, -distances),
+                  f"for query {query:g} the weights {verify.percent(weights)} do not favour the keys closest to it: "
+                  "a nearer key has a higher score, -sharpness * (query - key)^2, so it must get more weight.",
+                  mistake="nearer-not-heavier")
     if sharpness is not None:
         scores = -sharpness * distances**2
-        judge.expect(np.all(weights[scores - scores.max() > -80] > 0),  # exp(-80) is a float32 number yet
-                     f"for query {query:g} and sharpness {sharpness:g} some keys got a weight of exactly 0: "
-                     f"{judge.show(weights)}. A soft lookup gives every key a share, exp(score) over the sum, "
-                     "however small: is all the weight put on the nearest key (a hard lookup)?", mistake="hard-lookup")
+        verify.expect(np.all(weights[scores - scores.max() > -80] > 0),  # exp(-80) is a float32 number yet
+                      f"for query {query:g} and sharpness {sharpness:g} some keys got a weight of exactly 0: "
+                      f"{verify.show(weights)}. A soft lookup gives every key a share, exp(score) over the sum, "
+                      "however small: is all the weight put on the nearest key (a hard lookup)?", mistake="hard-lookup")
 
 
 @pytest.mark.points(1)
@@ -110,8 +110,8 @@ def test_exact_lookup_finds_key(submission):
     keys, values = [int(key) for key in BEDROOMS], [int(price) for price in PRICES]
     what = "exact_lookup(2, [1, 2, 4, 5], [150, 210, 340, 420])"
     found = submission.lookup.exact_lookup(2, keys, values)
-    judge.expect(found is not None, f"{what}, all integers as in the docstring, returned None: key 2 is there.")
-    judge.close(judge.number(found, what), 210, what, hint="Integer keys and queries match as floats do.")
+    verify.expect(found is not None, f"{what}, all integers as in the docstring, returned None: key 2 is there.")
+    verify.close(verify.number(found, what), 210, what, hint="Integer keys and queries match as floats do.")
 
 
 @pytest.mark.points(1)
@@ -119,9 +119,9 @@ def test_exact_lookup_finds_key(submission):
 def test_exact_lookup_missing_key(submission, query):
     """An exact lookup of a key that is not there returns None; the closest key that is there is found."""
     found = submission.lookup.exact_lookup(query, BEDROOMS, PRICES)
-    judge.expect(found is None, f"exact_lookup({query:g}, ...) returned {judge.show(found)}; no house has "
-                 f"{query:g} bedrooms, so the answer is None: an exact lookup finds nothing when nothing matches.",
-                 mistake="missing-key-not-none")
+    verify.expect(found is None, f"exact_lookup({query:g}, ...) returned {verify.show(found)}; no house has "
+                  f"{query:g} bedrooms, so the answer is None: an exact lookup finds nothing when nothing matches.",
+                  mistake="missing-key-not-none")
     closest = int(np.argmin(np.abs(np.array(BEDROOMS) - query)))
     expect_found(submission, BEDROOMS[closest], PRICES[closest])
 
@@ -141,14 +141,14 @@ def test_nearest_lookup(submission):
     """The nearest match returns the price of the closest key, and jumps between keys."""
     for query, price in [(1.2, 150.0), (2.2, 210.0), (2.9, 210.0), (3.1, 340.0), (4.6, 420.0), (9.0, 420.0),
                          (-3.0, 150.0)]:
-        found = judge.number(submission.lookup.nearest_lookup(query, BEDROOMS, PRICES),
-                             f"nearest_lookup({query:g}, ...)")
+        found = verify.number(submission.lookup.nearest_lookup(query, BEDROOMS, PRICES),
+                              f"nearest_lookup({query:g}, ...)")
         hint, mistake = "Pick the key with the smallest |query - key| and return its value.", "not-the-nearest-key"
         if found in PRICES and found != price:
             far = PRICES[int(np.argmax(np.abs(np.array(BEDROOMS) - query)))]
             if found == far:
                 hint, mistake = "That is the value of the *farthest* key: use argmin, not argmax.", "farthest-key"
-        judge.close(found, price, f"nearest_lookup({query:g}, ...)", hint=hint, mistake=mistake)
+        verify.close(found, price, f"nearest_lookup({query:g}, ...)", hint=hint, mistake=mistake)
     keys, values = [int(key) for key in BEDROOMS], [int(price) for price in PRICES]
     what = "nearest_lookup(2.2, [1, 2, 4, 5], [150, 210, 340, 420])"
     try:
@@ -156,25 +156,25 @@ def test_nearest_lookup(submission):
     except SubmissionError as error:
         if error.kind != ErrorKind.EXCEPTION:
             raise
-        judge.fail(f"{what}, with integer keys, raised {error.message}. Keys may be integers: compute the distances "
-                   "in a new float array (np.abs(np.asarray(keys, dtype=float) - query)), not in the keys' own dtype.",
-                   "distances-in-key-dtype")
-    judge.close(judge.number(found, what), 210, what, hint="Integer keys are keys too: the closest to 2.2 is 2.",
-                mistake="distances-in-key-dtype")
+        verify.fail(f"{what}, with integer keys, raised {error.message}. Keys may be integers: compute the distances "
+                    "in a new float array (np.abs(np.asarray(keys, dtype=float) - query)), not in the keys' own dtype.",
+                    "distances-in-key-dtype")
+    verify.close(verify.number(found, what), 210, what, hint="Integer keys are keys too: the closest to 2.2 is 2.",
+                 mistake="distances-in-key-dtype")
 
 
 @pytest.mark.points(1)
 def test_nearest_tie_rule(submission):
     """Equally close keys: the one that comes first in `keys` wins."""
-    found = judge.number(submission.lookup.nearest_lookup(3.0, BEDROOMS, PRICES), "nearest_lookup(3, ...)")
-    judge.close(found, 210.0, "nearest_lookup(3, ...) with keys [1, 2, 4, 5]",
-                hint="Keys 2 and 4 are both 1 away from 3; the tie rule gives the first of them in `keys`.",
-                mistake="tie-not-first")
-    reordered = judge.number(submission.lookup.nearest_lookup(3.0, [5.0, 4.0, 2.0, 1.0], [420.0, 340.0, 210.0, 150.0]),
-                             "nearest_lookup(3, ...) with keys [5, 4, 2, 1]")
-    judge.close(reordered, 340.0, "nearest_lookup(3, ...) with keys [5, 4, 2, 1]",
-                hint="With the keys listed as [5, 4, 2, 1], key 4 comes before key 2, so it wins the tie.",
-                mistake="tie-not-first")
+    found = verify.number(submission.lookup.nearest_lookup(3.0, BEDROOMS, PRICES), "nearest_lookup(3, ...)")
+    verify.close(found, 210.0, "nearest_lookup(3, ...) with keys [1, 2, 4, 5]",
+                 hint="Keys 2 and 4 are both 1 away from 3; the tie rule gives the first of them in `keys`.",
+                 mistake="tie-not-first")
+    reordered = verify.number(submission.lookup.nearest_lookup(3.0, [5.0, 4.0, 2.0, 1.0], [420.0, 340.0, 210.0, 150.0]),
+                              "nearest_lookup(3, ...) with keys [5, 4, 2, 1]")
+    verify.close(reordered, 340.0, "nearest_lookup(3, ...) with keys [5, 4, 2, 1]",
+                 hint="With the keys listed as [5, 4, 2, 1], key 4 comes before key 2, so it wins the tie.",
+                 mistake="tie-not-first")
 
 
 @pytest.mark.points(3)
@@ -185,23 +185,23 @@ def test_lesson_table(submission):
     if np.allclose(weights, 0.25, atol=1e-3):
         hint, mistake = ("All weights are equal: are the scores computed from the distance to the query?",
                          "scores-ignore-distance")
-    judge.close(weights, LESSON_WEIGHTS, "the weights for query 3", atol=5e-6, rtol=0,
-                hint=f"You gave {judge.percent(weights)}. {hint}", mistake=mistake)
+    verify.close(weights, LESSON_WEIGHTS, "the weights for query 3", atol=5e-6, rtol=0,
+                 hint=f"You gave {verify.percent(weights)}. {hint}", mistake=mistake)
     keys_mix = float(np.dot(weights, BEDROOMS))
     hint, mistake = "The answer is sum(weights * values).", "answer-not-weighted-sum"
     if np.isclose(answer, keys_mix, atol=1e-6):
         hint, mistake = ("That is the weighted average of the *keys* (bedrooms); average the values (prices) "
                          "instead."), "keys-averaged"
-    judge.close(answer, LESSON_ANSWER, "the answer for query 3", atol=1e-3, rtol=0, hint=hint, mistake=mistake)
+    verify.close(answer, LESSON_ANSWER, "the answer for query 3", atol=1e-3, rtol=0, hint=hint, mistake=mistake)
     answer, weights = soft(submission, 4.3, 0.8)  # beyond the lesson's example: weights the judge computes
     expected = right_weights(4.3, 0.8)
-    judge.close(weights, expected, "the weights for query 4.3, sharpness 0.8", atol=1e-6,
-                hint=f"You gave {judge.percent(weights)}; scores then softmax give {judge.percent(expected)}.",
-                mistake="score-formula-wrong")
+    verify.close(weights, expected, "the weights for query 4.3, sharpness 0.8", atol=1e-6,
+                 hint=f"You gave {verify.percent(weights)}; scores then softmax give {verify.percent(expected)}.",
+                 mistake="score-formula-wrong")
     answer, weights = soft(submission, 3, 1.5, [int(key) for key in BEDROOMS], [int(price) for price in PRICES])
-    judge.close(answer, LESSON_ANSWER, "the answer for query 3 with integer keys and prices", atol=1e-3, rtol=0,
-                hint="Integer queries, keys and prices are numbers like any other: turn them into floats first.",
-                mistake="integers-not-floats")
+    verify.close(answer, LESSON_ANSWER, "the answer for query 3 with integer keys and prices", atol=1e-3, rtol=0,
+                 hint="Integer queries, keys and prices are numbers like any other: turn them into floats first.",
+                 mistake="integers-not-floats")
 
 
 @pytest.mark.points(1)
@@ -210,10 +210,10 @@ def test_soft_weights_sum_to_one(submission, sharpness):
     """Soft-lookup weights are positive and sum to 1."""
     for query in (0.5, 2.5, 4.2):
         _, weights = soft(submission, query, sharpness)
-        judge.expect(np.all(weights >= 0), f"negative weights {judge.show(weights)} for query {query:g}.")
-        judge.close(weights.sum(), 1.0, f"the sum of the weights for query {query:g}", atol=1e-6,
-                    hint="Turn the scores into weights with softmax, which divides by the sum.",
-                    mistake="weights-not-normalised")
+        verify.expect(np.all(weights >= 0), f"negative weights {verify.show(weights)} for query {query:g}.")
+        verify.close(weights.sum(), 1.0, f"the sum of the weights for query {query:g}", atol=1e-6,
+                     hint="Turn the scores into weights with softmax, which divides by the sum.",
+                     mistake="weights-not-normalised")
         expect_closer_keys_weigh_more(weights, query, sharpness=sharpness)
 
 
@@ -224,11 +224,11 @@ def test_soft_answer_within_values(submission):
         for query in np.linspace(-2, 8, 11):
             answer, weights = soft(submission, float(query), sharpness)
             bound = min(PRICES) if answer < min(PRICES) else max(PRICES)
-            judge.expect(min(PRICES) - 1e-9 <= answer <= max(PRICES) + 1e-9,
-                         f"soft_lookup({query:g}, sharpness={sharpness:g}) answered "
-                         f"{judge.show(answer, judge.digits_to_differ(bound, answer))}, outside the "
-                         f"prices' range [{min(PRICES):g}, {max(PRICES):g}]. Weights that are positive and sum "
-                         "to 1 can only average the values, never go beyond them.", mistake="answer-outside-values")
+            verify.expect(min(PRICES) - 1e-9 <= answer <= max(PRICES) + 1e-9,
+                          f"soft_lookup({query:g}, sharpness={sharpness:g}) answered "
+                          f"{verify.show(answer, verify.digits_to_differ(bound, answer))}, outside the "
+                          f"prices' range [{min(PRICES):g}, {max(PRICES):g}]. Weights that are positive and sum "
+                          "to 1 can only average the values, never go beyond them.", mistake="answer-outside-values")
             expect_closer_keys_weigh_more(weights, float(query), sharpness=sharpness)
 
 
@@ -237,22 +237,22 @@ def test_squared_distance_scores(submission):
     """Weights follow score = -sharpness * (query - key)^2: ratios match exp(score differences)."""
     query, sharpness = 2.6, 0.7
     _, weights = soft(submission, query, sharpness)
-    judge.expect(np.all(weights > 0), f"weights {judge.show(weights)} must all be positive.")
+    verify.expect(np.all(weights > 0), f"weights {verify.show(weights)} must all be positive.")
     distances = np.array(BEDROOMS) - query
     log_ratios = np.log(weights) - np.log(weights[1])  # relative to key 2, the closest
     expected = -sharpness * (distances**2 - distances[1] ** 2)
     if not np.allclose(log_ratios, expected, atol=1e-6):  # soft() has told the scores it knows: not those
-        judge.fail(f"For query {query:g} and sharpness {sharpness:g} your weights {judge.percent(weights)} "
-                   "do not follow score = -sharpness * (query - key)^2.", "score-formula-wrong")
-    answer, weights = judge.pair(submission.lookup.soft_lookup(query, BEDROOMS, PRICES), "soft_lookup(2.6, keys, "
-                                 "values), with no sharpness", "(answer, weights)")
-    weights = judge.array(weights, "the weights of soft_lookup(2.6, keys, values)", shape=(len(BEDROOMS),))
+        verify.fail(f"For query {query:g} and sharpness {sharpness:g} your weights {verify.percent(weights)} "
+                    "do not follow score = -sharpness * (query - key)^2.", "score-formula-wrong")
+    answer, weights = verify.pair(submission.lookup.soft_lookup(query, BEDROOMS, PRICES), "soft_lookup(2.6, keys, "
+                                  "values), with no sharpness", "(answer, weights)")
+    weights = verify.array(weights, "the weights of soft_lookup(2.6, keys, values)", shape=(len(BEDROOMS),))
     default = np.exp(-(distances**2)) / np.exp(-(distances**2)).sum()
     hint = "The docstring's default is sharpness=1.0: def soft_lookup(query, keys, values, sharpness=1.0)."
     if np.allclose(weights, np.exp(-1.5 * distances**2) / np.exp(-1.5 * distances**2).sum(), atol=1e-6):
         hint = "Those are the weights of sharpness 1.5, the lesson's: the default is 1.0. " + hint
-    judge.close(weights, default, "the weights of soft_lookup(2.6, keys, values), with no sharpness", atol=1e-6,
-                hint=hint, mistake="default-sharpness-not-one")
+    verify.close(weights, default, "the weights of soft_lookup(2.6, keys, values), with no sharpness", atol=1e-6,
+                 hint=hint, mistake="default-sharpness-not-one")
 
 
 @pytest.mark.points(1)
@@ -262,17 +262,17 @@ def test_soft_answer_is_smooth(submission):
     answers = np.array([soft(submission, float(q), 1.5)[0] for q in queries])
     steps = np.abs(np.diff(answers))
     worst = int(np.argmax(steps))
-    judge.expect(steps[worst] < 15.0,
-                 f"between queries {queries[worst]:g} and {queries[worst + 1]:g} the soft answer jumps from "
-                 f"{answers[worst]:.2f} to {answers[worst + 1]:.2f}. A soft lookup blends all values, so a small "
-                 "move of the query should move the answer only a little: is it picking one value instead?",
-                 mistake="hard-lookup")
+    verify.expect(steps[worst] < 15.0,
+                  f"between queries {queries[worst]:g} and {queries[worst + 1]:g} the soft answer jumps from "
+                  f"{answers[worst]:.2f} to {answers[worst + 1]:.2f}. A soft lookup blends all values, so a small "
+                  "move of the query should move the answer only a little: is it picking one value instead?",
+                  mistake="hard-lookup")
     for end in (0, -1):  # smooth, but not flat: the answer follows the query from one end of the records to the other
         closest = PRICES[int(np.argmin(np.abs(np.array(PRICES) - answers[end])))]
-        judge.expect(closest == PRICES[end],
-                     f"for query {queries[end]:g} the soft answer is {answers[end]:.2f}, nearer £{closest:g}k than "
-                     f"£{PRICES[end]:g}k, the price of {BEDROOMS[end]:g} bedrooms: the answer must move with the "
-                     "query, towards the values of the keys it comes close to.", mistake="answer-not-following-query")
+        verify.expect(closest == PRICES[end],
+                      f"for query {queries[end]:g} the soft answer is {answers[end]:.2f}, nearer £{closest:g}k than "
+                      f"£{PRICES[end]:g}k, the price of {BEDROOMS[end]:g} bedrooms: the answer must move with the "
+                      "query, towards the values of the keys it comes close to.", mistake="answer-not-following-query")
 
 
 @pytest.mark.points(2)
@@ -280,42 +280,42 @@ def test_sharpness_limits(submission):
     """High sharpness approaches the nearest match; sharpness near 0 approaches the mean price."""
     for query, nearest in [(2.2, 210.0), (4.6, 420.0), (1.4, 150.0)]:
         answer, _ = soft(submission, query, 200.0)
-        judge.close(answer, nearest, f"soft_lookup({query:g}, sharpness=200)", atol=0.01,
-                    hint="A very sharp lookup should give all the weight to the closest key.",
-                    mistake="not-sharp-in-the-limit")
+        verify.close(answer, nearest, f"soft_lookup({query:g}, sharpness=200)", atol=0.01,
+                     hint="A very sharp lookup should give all the weight to the closest key.",
+                     mistake="not-sharp-in-the-limit")
     answer, _ = soft(submission, 3.7, 1e-7)
-    judge.close(answer, float(np.mean(PRICES)), "soft_lookup(3.7, sharpness=0.0000001)", atol=0.01,
-                hint="With sharpness near 0 every score is near 0, the weights are equal, and the answer "
+    verify.close(answer, float(np.mean(PRICES)), "soft_lookup(3.7, sharpness=0.0000001)", atol=0.01,
+                 hint="With sharpness near 0 every score is near 0, the weights are equal, and the answer "
                      "is the plain mean of the prices.", mistake="not-flat-in-the-limit")
     try:  # sharpness 0 itself is allowed (>= 0): every score is 0
         answer, weights = soft(submission, 3.7, 0.0)
     except SubmissionError as error:
         if error.kind != ErrorKind.EXCEPTION:
             raise
-        judge.fail(f"soft_lookup(3.7, sharpness=0) raised {error.message}. A sharpness of 0 is allowed (the "
-                   "docstring says >= 0): every score is then 0, the weights are equal and the answer is the mean "
-                   "price. Multiply the squared distances by the sharpness; never divide by it.",
-                   "divided-by-sharpness")
-    judge.close(weights, [0.25] * 4, "the weights of soft_lookup(3.7, sharpness=0)", atol=1e-9,
-                hint="A sharpness of 0 makes every score 0: equal weights.", mistake="not-flat-in-the-limit")
-    judge.close(answer, float(np.mean(PRICES)), "soft_lookup(3.7, sharpness=0)", atol=1e-6,
-                hint="Equal weights average the prices: the plain mean.", mistake="not-flat-in-the-limit")
+        verify.fail(f"soft_lookup(3.7, sharpness=0) raised {error.message}. A sharpness of 0 is allowed (the "
+                    "docstring says >= 0): every score is then 0, the weights are equal and the answer is the mean "
+                    "price. Multiply the squared distances by the sharpness; never divide by it.",
+                    "divided-by-sharpness")
+    verify.close(weights, [0.25] * 4, "the weights of soft_lookup(3.7, sharpness=0)", atol=1e-9,
+                 hint="A sharpness of 0 makes every score 0: equal weights.", mistake="not-flat-in-the-limit")
+    verify.close(answer, float(np.mean(PRICES)), "soft_lookup(3.7, sharpness=0)", atol=1e-6,
+                 hint="Equal weights average the prices: the plain mean.", mistake="not-flat-in-the-limit")
 
 
 @pytest.mark.points(2)
 def test_many_queries(submission):
     """An array of queries gives an array of answers and a (queries x keys) weight matrix."""
     queries = np.array([1.0, 2.5, 3.0, 4.75])
-    result = judge.pair(submission.lookup.soft_lookup(queries, BEDROOMS, PRICES, 1.5),
-                        "soft_lookup(array of 4 queries, ...)", "(answers, weights)")
-    answers = judge.array(result[0], "the answers for 4 queries", shape=(4,))
-    weights = judge.array(result[1], "the weights for 4 queries (one row per query)", shape=(4, 4))
+    result = verify.pair(submission.lookup.soft_lookup(queries, BEDROOMS, PRICES, 1.5),
+                         "soft_lookup(array of 4 queries, ...)", "(answers, weights)")
+    answers = verify.array(result[0], "the answers for 4 queries", shape=(4,))
+    weights = verify.array(result[1], "the weights for 4 queries (one row per query)", shape=(4, 4))
     for row, query in enumerate(queries):
         one_answer, one_weights = soft(submission, float(query), 1.5)
-        judge.close(weights[row], one_weights, f"row {row} of the weights (query {query:g})", atol=1e-6,
-                    hint="Row i must be the weights of query i alone: give the queries a new axis, "
+        verify.close(weights[row], one_weights, f"row {row} of the weights (query {query:g})", atol=1e-6,
+                     hint="Row i must be the weights of query i alone: give the queries a new axis, "
                          "queries[:, None] - keys, and softmax along the last axis.", mistake="rows-not-per-query")
-        judge.close(answers[row], one_answer, f"answer {row} (query {query:g})", atol=1e-6)
+        verify.close(answers[row], one_answer, f"answer {row} (query {query:g})", atol=1e-6)
         expect_closer_keys_weigh_more(weights[row], float(query), sharpness=1.5)
 
 
@@ -335,9 +335,9 @@ def underflow_cause(submission, scores) -> tuple[str, str]:
     except (SubmissionError, TypeError, ValueError):
         theirs = None
     if theirs is not None and theirs.shape == scores.shape and not np.all(np.isfinite(theirs)):
-        return (f"The scores here are {judge.show(scores, 0)}, and your softmax (exercise 1) itself gives NaN for them: "
-                "there, subtract the largest score (not the first one), and this follows."), ""
-    cause = (f"The scores here are {judge.show(scores, 0)}: exp() of every one of them underflows to 0, and 0/0 is "
+        return (f"The scores here are {verify.show(scores, 0)}, and your softmax (exercise 1) itself gives NaN "
+                "for them: there, subtract the largest score (not the first one), and this follows."), ""
+    cause = (f"The scores here are {verify.show(scores, 0)}: exp() of every one of them underflows to 0, and 0/0 is "
              "NaN. Dividing exp(score) by its sum is softmax without its safety step: pass the scores to your softmax, "
              "which subtracts the largest score first, so the best key's exp() is exactly 1.")
     return cause, "exp-over-sum-not-softmax"
@@ -352,20 +352,20 @@ def test_very_sharp_and_far_queries(submission, lookups):
         if keys is not BEDROOMS:
             what = f"soft_lookup({query:g}, keys {keys}, prices {values}, sharpness={sharpness:g})"
         scores = -sharpness * (query - np.array(keys)) ** 2
-        answer, weights = judge.pair(submission.lookup.soft_lookup(query, keys, values, sharpness), what,
-                                     "(answer, weights)")
-        weights = judge.array(weights, f"the weights of {what}", shape=(len(keys),), finite=False)
+        answer, weights = verify.pair(submission.lookup.soft_lookup(query, keys, values, sharpness), what,
+                                      "(answer, weights)")
+        weights = verify.array(weights, f"the weights of {what}", shape=(len(keys),), finite=False)
         if not np.all(np.isfinite(weights)):
             cause, mistake = underflow_cause(submission, scores)
-            judge.finite(weights, f"the weights of {what}", cause=cause, mistake=mistake)
+            verify.finite(weights, f"the weights of {what}", cause=cause, mistake=mistake)
         fail_if_look_alike(submission, weights, query, sharpness, keys)
-        expected = judge.all_on_the_best(scores)  # the runner-up trails by hundreds: exp() of that is below 1e-100
-        judge.close(weights, expected, f"the weights of {what}", atol=1e-6,
-                    hint="Only the nearest key (or the two equally near) should get weight.",
-                    mistake="not-sharp-in-the-limit")
-        judge.close(judge.number(answer, f"the answer of {what}"), float(expected @ values), f"the answer of {what}",
-                    atol=1e-3, rtol=0, hint="The answer is sum(weights * values).",
-                    mistake="answer-not-weighted-sum")
+        expected = verify.all_on_the_best(scores)  # the runner-up trails by hundreds: exp() of that is below 1e-100
+        verify.close(weights, expected, f"the weights of {what}", atol=1e-6,
+                     hint="Only the nearest key (or the two equally near) should get weight.",
+                     mistake="not-sharp-in-the-limit")
+        verify.close(verify.number(answer, f"the answer of {what}"), float(expected @ values), f"the answer of {what}",
+                     atol=1e-3, rtol=0, hint="The answer is sum(weights * values).",
+                     mistake="answer-not-weighted-sum")
 
 
 # Every kind of input the docstrings allow: a number or an array of queries, lists or arrays of records, integers.
@@ -383,16 +383,16 @@ def test_arguments_unchanged(submission, keys, values, exact, nearest, soft_quer
     calls = {"exact_lookup": (exact, keys, values), "nearest_lookup": (nearest, keys, values),
              "soft_lookup": (soft_query, keys, values, 1.5)}
     for name, args in calls.items():
-        what = f"{name}({judge.show(args[0])}, keys, values{', 1.5' if name == 'soft_lookup' else ''})"
+        what = f"{name}({verify.show(args[0])}, keys, values{', 1.5' if name == 'soft_lookup' else ''})"
         value, after = getattr(submission.lookup, name).arguments_after(*args)
-        judge.unchanged(dict(zip(("query", "keys", "values", "sharpness"), args)), after, what)
+        verify.unchanged(dict(zip(("query", "keys", "values", "sharpness"), args)), after, what)
         # About the arguments: a wrong answer loses its own checks; here it need only be the kind of answer it is.
         if name == "soft_lookup":
-            weights = judge.array(judge.pair(value, what, "(answers, weights)")[1], f"the weights of {what}")
+            weights = verify.array(verify.pair(value, what, "(answers, weights)")[1], f"the weights of {what}")
             for row, query in zip(weights.reshape(-1, len(keys)), np.ravel(soft_query)):
                 fail_if_look_alike(submission, row, float(query), 1.5, keys)  # its name, not a consequence's
                 expect_closer_keys_weigh_more(row, float(query), keys, sharpness=1.5)
         else:
-            judge.expect(judge.number(value, what) in list(np.asarray(values, dtype=float)),
-                         f"{what} returned {judge.show(value)}: besides leaving the arrays alone, a lookup returns "
-                         "one of the values.")
+            verify.expect(verify.number(value, what) in list(np.asarray(values, dtype=float)),
+                          f"{what} returned {verify.show(value)}: besides leaving the arrays alone, a lookup returns "
+                          "one of the values.")

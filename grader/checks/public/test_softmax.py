@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from grader.engine import judge
+from grader.engine import verify
 from grader.engine.errors import SubmissionError
 from grader.engine.results import ErrorKind
 
@@ -20,13 +20,13 @@ def scores(shape, seed=0):
 
 def weights_of(submission, x, axis=-1, shape=None):
     x = np.asarray(x, dtype=float)
-    return judge.array(submission.softmax.softmax(x, axis), "softmax's result", shape=shape or x.shape)
+    return verify.array(submission.softmax.softmax(x, axis), "softmax's result", shape=shape or x.shape)
 
 
 def diagnose_sums(weights, axis) -> tuple[str, str]:
     """The likely mistake behind weights that do not sum to 1 along ``axis``: what to say, and its name."""
     sums = weights.sum(axis=axis)
-    shown = judge.show(sums, judge.digits_to_differ(np.ones_like(sums), sums))
+    shown = verify.show(sums, verify.digits_to_differ(np.ones_like(sums), sums))
     others = [other for other in range(weights.ndim)
               if other != axis % weights.ndim and np.allclose(weights.sum(axis=other), 1, atol=1e-6)]
     if others:
@@ -37,7 +37,7 @@ def diagnose_sums(weights, axis) -> tuple[str, str]:
                 "max (or not divide at all) instead of dividing by the sum?"), "divided-by-max"
     if np.allclose(sums, sums.flat[0]):
         total = float(sums.flat[0])
-        shown = judge.show(total, judge.digits_to_differ(1.0, total))
+        shown = verify.show(total, verify.digits_to_differ(1.0, total))
         return f"the weights sum to {shown}: divide the exponentials by their sum.", "not-divided-by-sum"
     return (f"sums along axis {axis} are {shown}, not all 1: is the sum taken over the right axis, with "
             "keepdims=True?"), "sum-without-keepdims"
@@ -49,23 +49,23 @@ def expect_sums(weights, axis=-1):
     Only the sums: float32 and float16 weights underflow to 0, and tie, where float64 ones do not.
     """
     if not np.allclose(weights.sum(axis=axis), 1, atol=1e-3):
-        judge.fail(*diagnose_sums(weights, axis))
+        verify.fail(*diagnose_sums(weights, axis))
 
 
 def expect_weights(weights, x, axis=-1):
     """Softmax's three properties: summing to 1, positive (but where exp() underflows), in the order of the scores."""
     # The sums first: weights of another axis (a wrong `axis`) can underflow to 0 along this one.
     if not np.allclose(weights.sum(axis=axis), 1, atol=1e-6):
-        judge.fail(*diagnose_sums(weights, axis))
+        verify.fail(*diagnose_sums(weights, axis))
     within = x - np.max(x, axis=axis, keepdims=True) > -700  # exp() of a score 745 below the largest underflows to 0
-    judge.expect(np.all(weights[within] > 0), f"some weights are not positive: {judge.show(weights)}. "
-                 "exp() of any finite score is positive, so every weight must be too.", mistake="weights-not-positive")
-    if not judge.ranked_like(weights, x, axis):
-        backwards = judge.ranked_like(weights, -x, axis)
-        judge.fail(f"the weights {judge.show(weights)} do not follow the order of the scores {judge.show(x)}: "
-                   "a higher score must always get a larger weight, because exp() is increasing."
-                   + (" They follow it backwards: is a sign flipped?" if backwards else ""),
-                   "order-reversed" if backwards else "order-not-kept")
+    verify.expect(np.all(weights[within] > 0), f"some weights are not positive: {verify.show(weights)}. "
+                  "exp() of any finite score is positive, so every weight must be too.", mistake="weights-not-positive")
+    if not verify.ranked_like(weights, x, axis):
+        backwards = verify.ranked_like(weights, -x, axis)
+        verify.fail(f"the weights {verify.show(weights)} do not follow the order of the scores {verify.show(x)}: "
+                    "a higher score must always get a larger weight, because exp() is increasing."
+                    + (" They follow it backwards: is a sign flipped?" if backwards else ""),
+                    "order-reversed" if backwards else "order-not-kept")
 
 
 @pytest.mark.points(2)
@@ -73,23 +73,23 @@ def test_lesson_scores(submission):
     """The two-number example gives 77.68% to "cat"; the docstring's integer scores [2, 1, 0] give 66.5%."""
     weights = weights_of(submission, LESSON_SCORES)
     expect_sums(weights)  # weights that do not sum to 1 have a cause of their own
-    judge.close(weights, LESSON_WEIGHTS, "softmax of the lesson's scores", atol=6e-5, rtol=0,
-                hint=f"In percent you gave {judge.percent(weights)}; the lesson has "
-                     f"{judge.percent(LESSON_WEIGHTS)}. Softmax is exp(score) divided by the sum of exp(score).",
-                mistake="not-exp-over-sum")
+    verify.close(weights, LESSON_WEIGHTS, "softmax of the lesson's scores", atol=6e-5, rtol=0,
+                 hint=f"In percent you gave {verify.percent(weights)}; the lesson has "
+                     f"{verify.percent(LESSON_WEIGHTS)}. Softmax is exp(score) divided by the sum of exp(score).",
+                 mistake="not-exp-over-sum")
     integers = np.array([2, 1, 0])  # scores may be integers: the docstring's own example
     try:
         received = submission.softmax.softmax(integers)
     except SubmissionError as error:
         if error.kind != ErrorKind.EXCEPTION:
             raise
-        judge.fail(f"softmax(np.array([2, 1, 0])), integer scores, raised {error.message}. Scores may be integers: "
-                   "turn them into floats first (np.asarray(x, dtype=float), or a float64 tensor).",
-                   "integers-not-floats")
-    judge.close(judge.array(received, "softmax of the integer scores [2, 1, 0]", shape=(3,)),
-                np.exp(integers) / np.exp(integers).sum(), "softmax of the integer scores [2, 1, 0]",
-                hint="The docstring's example: weights [0.665, 0.245, 0.090]. Integer scores are scores too.",
-                mistake="integers-not-floats")
+        verify.fail(f"softmax(np.array([2, 1, 0])), integer scores, raised {error.message}. Scores may be integers: "
+                    "turn them into floats first (np.asarray(x, dtype=float), or a float64 tensor).",
+                    "integers-not-floats")
+    verify.close(verify.array(received, "softmax of the integer scores [2, 1, 0]", shape=(3,)),
+                 np.exp(integers) / np.exp(integers).sum(), "softmax of the integer scores [2, 1, 0]",
+                 hint="The docstring's example: weights [0.665, 0.245, 0.090]. Integer scores are scores too.",
+                 mistake="integers-not-floats")
 
 
 @pytest.mark.points(2)
@@ -105,7 +105,7 @@ def test_weights_positive_and_sum_to_one(submission, shape):
 def test_keeps_shape(submission, shape):
     """The weights have the shape of the scores, and are weights of those scores."""
     x = scores(shape, seed=1)
-    weights = judge.array(submission.softmax.softmax(x), f"softmax of an array of shape {shape}", shape=shape)
+    weights = verify.array(submission.softmax.softmax(x), f"softmax of an array of shape {shape}", shape=shape)
     expect_weights(weights, x)
 
 
@@ -123,10 +123,10 @@ def test_shift_invariance(submission):
     x = scores((2, 5), seed=3)
     base = weights_of(submission, x)
     for shift in (-7.0, 3.5, 40.0):
-        judge.close(weights_of(submission, x + shift), base, f"softmax(scores + {shift:g})",
-                    atol=1e-6, rtol=1e-6,
-                    hint="exp(s + c) = exp(s) * exp(c), and the factor exp(c) cancels in the division.",
-                    mistake="not-shift-invariant")
+        verify.close(weights_of(submission, x + shift), base, f"softmax(scores + {shift:g})",
+                     atol=1e-6, rtol=1e-6,
+                     hint="exp(s + c) = exp(s) * exp(c), and the factor exp(c) cancels in the division.",
+                     mistake="not-shift-invariant")
     expect_weights(base, x)
 
 
@@ -150,30 +150,30 @@ def test_large_scores(submission, scores):
         mistake = "largest-not-subtracted"
         cause = (f"exp() of every one of these scores {what}. Only the differences between scores matter: subtract "
                  "the largest score first, so that the largest exp() is exactly 1.")
-    weights = judge.finite(submission.softmax.softmax(x), f"softmax({judge.show(x)})", shape=(3,), cause=cause,
-                           mistake=mistake)
+    weights = verify.finite(submission.softmax.softmax(x), f"softmax({verify.show(x)})", shape=(3,), cause=cause,
+                            mistake=mistake)
     expect_weights(weights, x)  # a wrong sum has its own cause (divided by the max, say), whatever the scores
     expected = np.exp(x - x.max()) / np.exp(x - x.max()).sum()
-    judge.close(weights, expected, f"softmax({judge.show(x)})", atol=1e-6,
-                hint="Only the differences between scores matter: subtract the largest score first.",
-                mistake="largest-not-subtracted")
+    verify.close(weights, expected, f"softmax({verify.show(x)})", atol=1e-6,
+                 hint="Only the differences between scores matter: subtract the largest score first.",
+                 mistake="largest-not-subtracted")
 
 
 @pytest.mark.points(1)
 def test_minus_infinity_gets_zero(submission):
     """A score of -inf (a masked entry) gets a weight of exactly 0."""
     x = np.array([[1.0, -np.inf, 0.5], [-np.inf, 2.0, -np.inf]])
-    weights = judge.array(submission.softmax.softmax(x), "softmax with -inf scores", shape=x.shape, finite=False)
+    weights = verify.array(submission.softmax.softmax(x), "softmax with -inf scores", shape=x.shape, finite=False)
     nan_rows = np.isnan(weights).any(axis=1)
     if nan_rows.any() and np.array_equal(nan_rows, np.isneginf(x[:, 0])):  # NaN exactly where the first is -inf
-        judge.fail(f"softmax with -inf scores is NaN in row {np.flatnonzero(nan_rows).tolist()}, exactly where the "
-                   "first score is -inf: shifted by the first score, that row becomes -inf - (-inf), which is NaN. "
-                   "Subtract each row's largest score, np.max(x, axis=axis, keepdims=True): it is finite as long as "
-                   "one score of the row is.", "shifted-by-another-score")
-    weights = judge.array(weights, "softmax with -inf scores")
-    judge.expect(np.all(weights[np.isinf(x)] == 0),
-                 f"entries with score -inf got weights {judge.show(weights[np.isinf(x)])}, not exactly 0.",
-                 mistake="masked-weight-not-zero")
+        verify.fail(f"softmax with -inf scores is NaN in row {np.flatnonzero(nan_rows).tolist()}, exactly where the "
+                    "first score is -inf: shifted by the first score, that row becomes -inf - (-inf), which is NaN. "
+                    "Subtract each row's largest score, np.max(x, axis=axis, keepdims=True): it is finite as long as "
+                    "one score of the row is.", "shifted-by-another-score")
+    weights = verify.array(weights, "softmax with -inf scores")
+    verify.expect(np.all(weights[np.isinf(x)] == 0),
+                  f"entries with score -inf got weights {verify.show(weights[np.isinf(x)])}, not exactly 0.",
+                  mistake="masked-weight-not-zero")
     expect_weights(weights, x)
 
 
@@ -183,13 +183,13 @@ def test_sharpness_limits(submission):
     x = np.array([0.3, 1.2, -0.4, 0.9])
     flat = weights_of(submission, 1e-6 * x)
     expect_sums(flat)  # weights that do not sum to 1 have a cause of their own
-    judge.close(flat, [0.25] * 4, "softmax(0.000001 * scores)", atol=1e-5,
-                hint="Scores that are nearly equal should give nearly equal weights.", mistake="not-flat-in-the-limit")
+    verify.close(flat, [0.25] * 4, "softmax(0.000001 * scores)", atol=1e-5,
+                 hint="Scores that are nearly equal should give nearly equal weights.", mistake="not-flat-in-the-limit")
     sharp = weights_of(submission, 200.0 * x)
     expect_sums(sharp)
-    judge.close(sharp, [0.0, 1.0, 0.0, 0.0], "softmax(200 * scores)", atol=1e-6,
-                hint="A large factor should give (almost) all the weight to the largest score.",
-                mistake="not-sharp-in-the-limit")
+    verify.close(sharp, [0.0, 1.0, 0.0, 0.0], "softmax(200 * scores)", atol=1e-6,
+                 hint="A large factor should give (almost) all the weight to the largest score.",
+                 mistake="not-sharp-in-the-limit")
 
 
 @pytest.mark.points(1)
@@ -200,7 +200,7 @@ def test_rows_far_apart(submission, axis):
     near_zero = rows - np.array([[1000.0], [-1000.0]])  # the same differences within each row
     x, moved = (rows, near_zero) if axis == -1 else (rows.T, near_zero.T)
     what = f"softmax of rows near +1000 and -1000 (axis={axis})"
-    received = judge.array(submission.softmax.softmax(x, axis), what, shape=x.shape, finite=False)
+    received = verify.array(submission.softmax.softmax(x, axis), what, shape=x.shape, finite=False)
     # Two mistakes give NaN here, and the rows tell them apart: no shift at all overflows the row near +1000;
     # one shift for the whole array (by +1001) leaves that row finite and underflows the row near -1000.
     if not np.all(np.isfinite(received[0] if axis == -1 else received[:, 0])):
@@ -212,17 +212,17 @@ def test_rows_far_apart(submission, axis):
         cause = ("Each row (here one near +1000, one near -1000) needs its own shift: subtract each row's own largest "
                  "score, np.max(x, axis=axis, keepdims=True). One largest score for the whole array shifts the row "
                  "near -1000 down to -2000, where every exp() underflows to 0, and 0/0 is NaN.")
-    weights = judge.finite(received, what, cause=cause, mistake=mistake)
+    weights = verify.finite(received, what, cause=cause, mistake=mistake)
     expect_weights(weights, x, axis)
-    judge.close(weights, weights_of(submission, moved, axis), what, atol=1e-6,
-                hint="Each row keeps the weights of the same scores moved near 0: a row's shift cancels.",
-                mistake="one-shift-for-all-rows")
+    verify.close(weights, weights_of(submission, moved, axis), what, atol=1e-6,
+                 hint="Each row keeps the weights of the same scores moved near 0: a row's shift cancels.",
+                 mistake="one-shift-for-all-rows")
 
 
 def weights_along_some_axis(weights, x) -> bool:
     """Whether ``weights`` are softmax-like weights of ``x`` along one of its axes, whichever that is."""
     return any(np.all(weights > 0) and np.allclose(weights.sum(axis=axis), 1, atol=1e-6)
-               and judge.ranked_like(weights, x, axis) for axis in range(x.ndim))
+               and verify.ranked_like(weights, x, axis) for axis in range(x.ndim))
 
 
 # Every kind of scores the docstring allows: a vector, a matrix along either axis, a 3-D array, a nested list.
@@ -237,9 +237,9 @@ def test_arguments_unchanged(submission, x, axis):
     """softmax leaves the scores it is given as they were, whatever their kind: the caller still needs them."""
     what = f"softmax(x, axis={axis}) of {'a list' if isinstance(x, list) else f'an array of shape {np.shape(x)}'}"
     weights, after = submission.softmax.softmax.arguments_after(x, axis)
-    judge.unchanged({"x": x, "axis": axis}, after, what)
+    verify.unchanged({"x": x, "axis": axis}, after, what)
     # Weights along some axis: this check is about the arguments, and a wrong axis loses test_axis, not this one.
-    weights = judge.array(weights, what, shape=np.shape(x))
-    judge.expect(weights_along_some_axis(weights, np.asarray(x)),
-                 f"{what} returned {judge.show(weights)}: besides leaving the scores alone, the result must be "
-                 "weights, positive and summing to 1, in the order of the scores.")
+    weights = verify.array(weights, what, shape=np.shape(x))
+    verify.expect(weights_along_some_axis(weights, np.asarray(x)),
+                  f"{what} returned {verify.show(weights)}: besides leaving the scores alone, the result must be "
+                  "weights, positive and summing to 1, in the order of the scores.")

@@ -116,8 +116,8 @@ def mistake_problems(kit: Kit, mistakes: list, checks: dict[str, list[registry.C
                             f"does not list: add it to its mistakes in {kit.shown(kit.exercises_file)}")
     shared = registry.shared_mistakes(kit.exercises_file)
     # A name may stand in another file of the checks, which this exercise's import (the GPT-2 slips, the
-    # descent rules of learning_numpy.py), or in the judge that every check calls.
-    _, mentioned = names_in_checks([*kit.checks_dir.rglob("*.py"), kit.package / "engine" / "judge.py"])
+    # descent rules of learning_numpy.py), or in grader.engine.verify, which every check calls.
+    _, mentioned = names_in_checks([*kit.checks_dir.rglob("*.py"), kit.package / "engine" / "verify.py"])
     for module, its_checks in checks.items():
         given, _ = names_in_checks(kit.checks_dir.glob(f"*/test_{module}.py"))
         own = {name for name in kit.by_module[module].mistakes if name not in shared}

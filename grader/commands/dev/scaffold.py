@@ -47,15 +47,15 @@ PUBLIC_CHECKS = '''\
 
 import pytest
 
-from grader.engine import judge
+from grader.engine import verify
 
 
 @pytest.mark.points(1)
 def test_lesson_example(submission):
     """{todo}: the title a learner reads for this check."""
-    received = judge.array(submission.{name}.{name}([1.0, 2.0, 3.0]), "{name}'s result", shape=(3,))
-    judge.close(received, [1.0, 2.0, 3.0], "{name} of the lesson's example",
-                hint="{todo}: the likely mistake behind a wrong answer, in the lesson's words")
+    received = verify.array(submission.{name}.{name}([1.0, 2.0, 3.0]), "{name}'s result", shape=(3,))
+    verify.close(received, [1.0, 2.0, 3.0], "{name} of the lesson's example",
+                 hint="{todo}: the likely mistake behind a wrong answer, in the lesson's words")
 '''
 
 HIDDEN_CHECKS = '''\
@@ -67,7 +67,7 @@ Tolerance: absolute 1e-6 plus relative 1e-6.
 import numpy as np
 import pytest
 
-from grader.engine import judge
+from grader.engine import verify
 
 
 @pytest.mark.points(1)
@@ -76,8 +76,8 @@ def test_matches_reference(submission, reference, seed):
     """Random inputs give what the reference {name} gives."""
     x = np.random.default_rng(seed).normal(0, 3, size=5)  # {todo}: inputs the public checks do not use
     expected = reference.{name}.{name}(x)
-    received = judge.array(submission.{name}.{name}(x), "{name}(x)", shape=expected.shape)
-    judge.close(received, expected, f"{name} of random inputs (seed {{seed}})")
+    received = verify.array(submission.{name}.{name}(x), "{name}(x)", shape=expected.shape)
+    verify.close(received, expected, f"{name} of random inputs (seed {{seed}})")
 '''
 
 REGISTRY_ENTRY = '''

@@ -1,4 +1,4 @@
-"""What checks use to judge plain data: shape, type and closeness, with hints.
+"""What checks use to verify plain data: shape, type and closeness, with hints.
 
 A failed check raises :class:`CheckFailure`, whose message is what the learner
 reads: what was expected, what was received, and a hint in the lesson's

@@ -1,14 +1,14 @@
-"""The judge's verdicts read right: numbers that differ look different, order checks are fair."""
+"""grader.engine.verify's verdicts read right: numbers that differ look different, order checks are fair."""
 
 import numpy as np
 import pytest
 
-from grader.engine import judge
+from grader.engine import verify
 
 
 def verdict(received, expected, **tolerance) -> str:
-    with pytest.raises(judge.CheckFailure) as failure:
-        judge.close(received, expected, "x", **tolerance)
+    with pytest.raises(verify.CheckFailure) as failure:
+        verify.close(received, expected, "x", **tolerance)
     return str(failure.value)
 
 
@@ -35,4 +35,4 @@ def test_a_verdict_shows_enough_digits_to_differ(received, expected):
     ([[0.2, 0.8], [0.5, 0.5]], [[0.0, 1.0], [2.0, 2.0]], True),
 ])
 def test_ranked_like(weights, scores, ranked):
-    assert judge.ranked_like(weights, scores) is ranked
+    assert verify.ranked_like(weights, scores) is ranked
