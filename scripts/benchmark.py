@@ -2,6 +2,7 @@
 
     python scripts/benchmark.py             # a Markdown table, median of 5 runs per figure
     python scripts/benchmark.py --runs 9
+    python scripts/benchmark.py --per-exercise   # the edit-then-check loop, one exercise at a time
 
 Each row is a learner's folder at one point of the course: exercises 1 to k
 solved, the rest still stubs (and exercise 1 written with torch.softmax).
@@ -92,10 +93,36 @@ def figures(folder: Path, edited: Path, runs: int) -> list[float]:
     return [statistics.median(times) for times in (alone, first, after_edit, unchanged)]
 
 
+def per_exercise(parent: Path, runs: int):
+    """The learner's loop: every exercise solved, the server warm, one file edited, then `check --exercise` of it."""
+    folder = folder_with(parent, len(registry.EXERCISES))
+    base = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    base.pop("SOFTLOOKUP_NO_SERVER", None)
+    print(f"| after an edit, median of {runs} fresh processes, {os.cpu_count()} CPUs | seconds |")
+    print("| --- | --- |")
+    with tempfile.TemporaryDirectory(prefix="sl-bench-") as runtime:
+        env = {**base, "XDG_RUNTIME_DIR": runtime}
+        for exercise in registry.EXERCISES:
+            check = [sys.executable, "-m", "grader.cli", "check", str(folder), "--exercise", exercise.module]
+            seconds(check, env)  # the server's first grading of this exercise: what a learner pays once
+            times = []
+            for run in range(runs):
+                with open(folder / f"{exercise.module}.py", "a") as handle:
+                    handle.write(f"# edit {run}\n")
+                times.append(seconds(check, env))
+            print(f"| `{exercise.module}` | {statistics.median(times):.2f} |", flush=True)
+        stop_server(env)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--per-exercise", action="store_true", help="the edit-then-check loop of each exercise")
     args = parser.parse_args()
+    if args.per_exercise:
+        with tempfile.TemporaryDirectory() as parent:
+            per_exercise(Path(parent), args.runs)
+        return
     print(f"| `softlookup check`, median of {args.runs} fresh processes, {os.cpu_count()} CPUs | without the server "
           "| first check | after an edit | unchanged |")
     print("| --- | --- | --- | --- | --- |")

@@ -442,11 +442,23 @@ def manifest(folder: Path) -> dict[str, str]:
     return found
 
 
-def _site_packages() -> set[str]:
+def _site_packages() -> dict[str, tuple[int, int]]:
+    """Every entry of site-packages two levels deep (a .pth, a package's ``__init__.py``), with its size and the
+    time its inode last changed: a file planted, removed, rewritten or renamed changes it, whatever mtime the
+    attack then sets (ctime cannot be set back). Deeper files cost too long to stat around every attack; the
+    startup hooks (sitecustomize, .pth) and what a package runs first are all within two levels."""
     import site
 
-    return {f"{folder}/{name}" for folder in site.getsitepackages() if os.path.isdir(folder)
-            for name in os.listdir(folder)}
+    found = {}
+    for top in site.getsitepackages():
+        for folder in [top, *(entry.path for entry in os.scandir(top) if entry.is_dir(follow_symlinks=False))] \
+                if os.path.isdir(top) else []:
+            stat = os.lstat(folder)
+            found[folder] = (stat.st_size, stat.st_ctime_ns)
+            for entry in os.scandir(folder):
+                stat = entry.stat(follow_symlinks=False)
+                found[entry.path] = (stat.st_size, stat.st_ctime_ns)
+    return found
 
 
 def _listener() -> tuple[socket.socket, list[bytes]]:

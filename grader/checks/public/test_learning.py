@@ -173,9 +173,12 @@ def test_fit_losses_go_down(submission, truth, start):
                  f"start={start:g})", rtol=LOSS_RTOL, hint="The losses are those of the fit itself: losses[0] is the "
                  "mean squared error at `start`, before any step.", mistake="losses-not-mse")
     rises = np.flatnonzero(np.diff(losses) > 1e-6 * abs(losses[0]))
-    rule, rule_mistake = rule_hint(sharpness, losses, answers, start, len(losses))
     _, expected = judge_descent.descend(NINE_QUERIES, answers, start, 50, 5e-4)
-    if rises.size == 0 and len(losses) >= 50 and not np.allclose(losses[:50], expected, rtol=1e-3, atol=0):
+    unlike_descent = len(losses) >= 50 and not np.allclose(losses[:50], expected, rtol=1e-3, atol=0)
+    if rises.size == 0 and not unlike_descent and losses[-1] < 1e-3 * losses[0]:
+        return  # a right fit: which other optimiser's descent it resembles is asked of wrong ones only
+    rule, rule_mistake = rule_hint(sharpness, losses, answers, start, len(losses))
+    if rises.size == 0 and unlike_descent:
         verify.fail(f"the losses fall, but not as gradient descent makes them: after 50 steps from {start:g} the loss "
                     f"is {expected[-1]:.6g}, yours {losses[49]:.6g}. " +
                     (rule or "Each loss is the mean squared error at the sharpness of that step."),
@@ -261,7 +264,7 @@ def test_fit_keeps_sharpness_positive(submission):
         verify.fail(f"fit_sharpness returned a sharpness of {sharpness:.4g}. A negative sharpness rewards the "
                     "*farthest* keys. Learn its logarithm and use log_sharpness.exp(), which is always positive.",
                     "sharpness-negative")
-    rule, mistake = rule_hint(sharpness, losses, answers)
+    rule, mistake = rule_hint(sharpness, losses, answers) if not abs(sharpness - 0.05) <= 0.005 else (None, "")
     verify.close(sharpness, 0.05, "fit_sharpness on answers made at sharpness 0.05", atol=0.005, rtol=0,
                  hint=rule or "Learn log(sharpness), starting at log(start), and step it against its gradient.",
                  mistake=mistake)
@@ -278,7 +281,7 @@ def test_fit_noisy_answers(submission):
     grid = np.arange(0.5, 4.0, 1e-4)
     best = grid[np.argmin(mse(grid, NINE_QUERIES, answers))]
     sharpness, losses = fit(submission, NINE_QUERIES, answers)
-    rule, mistake = rule_hint(sharpness, losses, answers)
+    rule, mistake = rule_hint(sharpness, losses, answers) if not abs(sharpness - best) <= 0.005 else (None, "")
     verify.close(sharpness, best, "fit_sharpness on noisy answers", atol=0.005, rtol=0,
                  hint=rule or f"The sharpness with the least mean squared error is {best:.4f} for these answers (noise "
                  f"of {NOISE:g} £k moves it off 1.5); gradient descent on the mean squared error goes there.",
