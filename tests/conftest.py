@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from _pytest.nodeid import coerce_node_id  # pytest 9.2's node ids: see pytest_collection_modifyitems
 
 import own_folders
 
@@ -35,7 +36,8 @@ def pytest_unconfigure(config):
     own_folders.remove(OWN_HOME)
 
 
-def pytest_collection_modifyitems(items):
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config, items):
     """Tests that share a fixture their module builds once run in one process, so it is built once.
 
     A module-scoped fixture (a graded class, an nbgrader course, an emulated
@@ -55,3 +57,11 @@ def pytest_collection_modifyitems(items):
             key = [item.nodeid.split("::")[0],
                    *(f"{name}={getattr(params[name], 'name', params[name])}" for name in shared if name in params)]
             item.add_marker(pytest.mark.xdist_group("|".join(key)))
+    yield
+    # xdist (3.8) names a test's group by appending "@group" to its node id through an attribute pytest 9.2 no
+    # longer reads, so every group was spread over the workers; in a worker, append it the way pytest 9.2 reads.
+    if config.getvalue("loadgroup") if hasattr(config.option, "loadgroup") else False:
+        for item in items:
+            groups = sorted({str(mark.args[0]) for mark in item.iter_markers("xdist_group") if mark.args})
+            if groups and "@" not in item.nodeid.rpartition("]")[2]:
+                item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(groups)}")
