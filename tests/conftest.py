@@ -3,7 +3,7 @@
 Shared helpers live in ``helpers.py`` and the catalogues (mistakes, lazy
 answers, right answers from the wild, attacks, classes, exports) beside it;
 the test files are grouped by the package of ``grader/`` they test. Run them
-with ``pytest tests`` (``-n auto`` for two processes per core): ``tests/pytest.ini``
+with ``pytest tests`` (``-n auto`` for one process per core): ``tests/pytest.ini``
 is their configuration, whatever a learner's ``pytest`` at the root does.
 """
 
@@ -34,13 +34,6 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     own_folders.remove(OWN_HOME)
-
-
-def pytest_xdist_auto_num_workers(config):
-    """``-n auto``: two processes per core. The suite waits a third of its time (a hang's time limit, a judge's
-    subprocess, a kernel starting, the emulated machines), and a second process per core fills that time."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return 2 * cores
 
 
 @pytest.hookimpl(wrapper=True)
