@@ -10,6 +10,8 @@ from helpers import SOLUTIONS
 from grader.reports import gradebook
 from grader.engine import registry
 
+pytestmark = pytest.mark.slow  # a whole road end to end (tests/pytest.ini)
+
 
 @pytest.fixture(scope="module")
 def kit(tmp_path_factory):

@@ -30,7 +30,8 @@ from grader.releases import gradescope
 from grader.releases.nbgrader_course import ASSIGNMENT
 from helpers import fresh_venv, notebook_scores
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the launcher needs root to stand in for other machines")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="the launcher needs root to stand in for other machines")]
 
 NUMPY_MAX = sum(registry.exercise(name).max_points for name in NUMPY)
 GRADING = [e for e in ENVIRONMENTS if e.grades]

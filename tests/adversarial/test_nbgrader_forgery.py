@@ -44,6 +44,8 @@ from grader.releases.nbgrader_step import outputs
 from helpers import softlookup
 from helpers import nbgrader, notebook_scores
 
+pytestmark = pytest.mark.slow  # a whole road end to end (tests/pytest.ini)
+
 EXERCISES = ["softmax", "lookup", "attention"]
 HONEST = {"lookup": "exact_lookup", "attention": "causal_mask"}  # the one function the forger writes in each
 STALL_TIMEOUT = 20  # seconds: plain nbgrader's per-cell limit here (the course used 180)

@@ -25,6 +25,8 @@ from grader.engine import registry
 from grader.releases.nbgrader_course import ASSIGNMENT
 from helpers import NBGRADER, NBGRADER_ENV, nbgrader, notebook_scores, softlookup
 
+pytestmark = pytest.mark.slow  # a whole road end to end (tests/pytest.ini)
+
 STUDENTS = ("a-honest", "m-copied", "s-schema", "z-honest")  # nbgrader autogrades them in this order
 FULL = registry.exercise("softmax").max_points
 

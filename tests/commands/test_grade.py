@@ -27,6 +27,8 @@ from grader.releases.exercise_notebooks import learner_notebook
 from mistakes import MISTAKES
 from helpers import with_ctrl_c
 
+pytestmark = pytest.mark.slow  # a whole road end to end (tests/pytest.ini)
+
 NUMPY = ["softmax", "lookup", "attention"]
 CAPPED = "causal mask capped at 8 tokens"  # caught by a hidden check alone: its feedback must not show the input
 PARTIAL = [m for number, m in enumerate(m for m in MISTAKES if m.module in NUMPY)

@@ -45,7 +45,7 @@ NUMPY = ("softmax", "lookup", "attention")
 MISTAKE = next(m for m in MISTAKES if m.id == "softmax:no max subtraction")
 LOOPING_SOFTMAX = "import numpy as np\n\n\ndef softmax(x, axis=-1):\n    while True:\n        pass\n"
 
-pytestmark = pytest.mark.parametrize("system", list(SYSTEMS))
+pytestmark = [pytest.mark.slow, pytest.mark.parametrize("system", list(SYSTEMS))]
 
 
 def interpreter(system: str) -> list[str]:

@@ -101,6 +101,7 @@ def test_computing_too_long_is_a_hang(timed):
 
 # -- a class, graded twice: on a quiet machine and on a busy one -----------------------------------------------------
 
+@pytest.mark.slow
 def test_a_class_gets_full_marks_on_a_busy_machine(tmp_path):
     """`softlookup grade --jobs 2` of the learning exercise under four busy loops per core.
 

@@ -24,6 +24,8 @@ import pytest
 
 from helpers import solved_folder
 
+pytestmark = pytest.mark.slow  # a whole road end to end (tests/pytest.ini)
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # This machine has no network: without these flags Chromium keeps trying to reach Google's services.
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",

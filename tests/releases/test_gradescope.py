@@ -29,6 +29,8 @@ from grader.engine import registry
 from grader.releases import gradescope
 from mistakes import MISTAKES
 
+pytestmark = pytest.mark.slow  # a whole road end to end (tests/pytest.ini)
+
 MAX = sum(exercise.max_points for exercise in registry.EXERCISES)
 VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}
 NUMBER = {"type": "number"}

@@ -21,6 +21,8 @@ from grader.engine.results import HIDDEN_FEEDBACK
 from grader.releases.nbgrader_course import ASSIGNMENT
 from helpers import softlookup
 
+pytestmark = pytest.mark.slow  # a whole road end to end (tests/pytest.ini)
+
 # nbgrader runs `alembic` by name, so the environment's scripts folder must be on PATH, as in an activated venv.
 # Two slips from tests/mistakes.py, made in the student's notebook: {cell: {old: new}}.
 WRONG_LOOKUP = {"soft_lookup": {"(queries[..., None] - keys) ** 2": "np.abs(queries[..., None] - keys)"},

@@ -288,6 +288,7 @@ def executed(tmp_path_factory):
     return ran
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("state", ["solved", "stub"])
 @pytest.mark.parametrize("exercise", registry.EXERCISES, ids=lambda e: e.module)
 def test_notebook_runs_headless_and_checks_itself(executed, exercise, state):
