@@ -5,12 +5,12 @@ Everything runs on the tiny seeded GPT-2, offline. Tests marked
 """
 
 import os
+import socket
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # before transformers is imported: never wait for the hub
 
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -231,15 +231,19 @@ def test_solutions_import_only_numpy_and_torch(module, allowed):
 
 
 def test_real_model_fails_fast_without_weights(monkeypatch, tmp_path):
+    """Without weights on disk the loader says where to put them, offline: it never tries the network."""
     monkeypatch.delenv(models.ENV_VAR, raising=False)
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("the loader tried the network")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
     cases = [{"path": tmp_path}]
     if not models.real_available():  # no GPT-2 in this machine's Hugging Face cache
         cases.append({})
     for kwargs in cases:
-        start = time.monotonic()
         with pytest.raises(models.GPT2NotFound) as error:
             models.real_model(**kwargs)
-        assert time.monotonic() - start < 5
         message = str(error.value)
         assert "\n" not in message and "softlookup fetch-gpt2" in message and models.ENV_VAR in message
     monkeypatch.setenv(models.ENV_VAR, str(tmp_path))

@@ -127,7 +127,7 @@ def test_a_crafted_notebook_is_one_line_and_costs_the_judge_little(tmp_path, att
     make, reason = CRAFTED[attack]
     path = make(tmp_path / "softmax.ipynb")
     tracemalloc.start()
-    started = time.monotonic()
+    started = time.process_time()  # CPU time, which a busy machine does not stretch
     try:
         with pytest.raises(notebooks.NotebookError) as error:
             notebooks.module_source(path)
@@ -137,7 +137,7 @@ def test_a_crafted_notebook_is_one_line_and_costs_the_judge_little(tmp_path, att
     assert reason in str(error.value) and "\n" not in str(error.value), str(error.value)
     assert str(error.value).startswith("softmax.ipynb")
     assert peak < 64 * 2**20, f"{peak / 2**20:.0f} MB"
-    assert time.monotonic() - started < 10
+    assert time.process_time() - started < 10
     notebooks.write_modules({"softmax": path}, tmp_path, keep_going=True)  # a class goes on: a module that says why
     assert "raise SyntaxError(" in (tmp_path / "softmax.py").read_text(encoding="utf-8")
 
