@@ -60,7 +60,7 @@ def pytest_collection_modifyitems(config, items):
     yield
     # xdist (3.8) names a test's group by appending "@group" to its node id through an attribute pytest 9.2 no
     # longer reads, so every group was spread over the workers; in a worker, append it the way pytest 9.2 reads.
-    if config.getvalue("loadgroup") if hasattr(config.option, "loadgroup") else False:
+    if getattr(config.option, "loadgroup", False):  # set in xdist's workers under --dist loadgroup
         for item in items:
             groups = sorted({str(mark.args[0]) for mark in item.iter_markers("xdist_group") if mark.args})
             if groups and "@" not in item.nodeid.rpartition("]")[2]:
