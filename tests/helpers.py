@@ -20,6 +20,9 @@ from grader.engine.options import Options
 from grader.engine.runner import run_checks
 
 SOLUTIONS = registry.SOLUTIONS_DIR
+# Seconds of CPU time to import a module, where a test's learner loops at import on purpose: a grading's 30 s
+# would be paid by every such test, and a module that loops costs the same verdict at 5 s.
+IMPORT_TIME_LIMIT = 5.0
 
 
 def fresh_stubs() -> Path:
@@ -127,10 +130,12 @@ def fresh_venv(folder: Path) -> Path:
     return folder / "bin" / "python"
 
 
-def run(folder: Path, modules: list[str] | None = None, hidden: bool = True, time_limit: float | None = None):
+def run(folder: Path, modules: list[str] | None = None, hidden: bool = True, time_limit: float | None = None,
+        import_time_limit: float | None = None):
     """Grade ``folder`` in this process, the way ``softlookup check`` does."""
     exercises = [registry.exercise(m) for m in modules] if modules else list(registry.EXERCISES)
-    return run_checks(folder, exercises, Options(time_limit=time_limit, public=not hidden))
+    return run_checks(folder, exercises, Options(time_limit=time_limit, import_time_limit=import_time_limit,
+                                                 public=not hidden))
 
 
 def run_batch(folders: dict[str, Path], modules: list[str], workdir: Path, jobs: int = 1) -> dict:

@@ -45,7 +45,7 @@ def parser() -> Parser:
                    help="the assignment's column in Canvas's import file: \"<title> (<assignment id>)\" fills that "
                         "assignment (default: softlookup, which Canvas adds as a new assignment)")
     check.add_exercise_option(p)
-    options.declare(p.add_argument, ("solutions", "time_limit", "memory_limit", "time_budget"))
+    options.declare(p.add_argument, ("solutions", "time_limit", "import_time_limit", "memory_limit", "time_budget"))
     p.add_argument("--force", action="store_true", help="grade again students already graded in OUT")
     p.add_argument("--allow-unconfined", action="store_true",
                    help="grade even where this machine cannot confine student code fully (not recommended)")

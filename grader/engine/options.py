@@ -25,6 +25,9 @@ from grader.engine import registry
 # every call stops just short of its limit (about 440 calls) to minutes instead of an hour.
 TIME_BUDGET = 150.0
 MEMORY_LIMIT = 2048.0  # MB a learner's worker may use
+# Seconds of CPU time to import a learner's module, at least its exercise's call limit: room for a library that
+# the fork server did not import beforehand (scipy, say). A module that loops at import costs this much, once.
+IMPORT_TIME_LIMIT = 30.0
 
 DECLARED: dict[str, dict] = {  # option -> argparse keywords (the flag is --option with - for _)
     "solutions": dict(type=Path, metavar="DIR",
@@ -32,6 +35,9 @@ DECLARED: dict[str, dict] = {  # option -> argparse keywords (the flag is --opti
     "time_limit": dict(type=float, metavar="SECONDS",
                        help="CPU time per call into the learner's code, however busy the machine; a call may wait (sleep, "
                             "block) twice as long (default: 5; 30 for GPT-2)"),
+    "import_time_limit": dict(type=float, metavar="SECONDS",
+                              help="CPU time to import each of the learner's modules, once (default: "
+                                   f"{IMPORT_TIME_LIMIT:g}, or the time limit where that is longer)"),
     "memory_limit": dict(type=float, metavar="MB", help=f"memory the learner's code may use (default {MEMORY_LIMIT:g})"),
     "time_budget": dict(type=float, metavar="SECONDS",
                         help=f"all calls into one submission's code together (default {TIME_BUDGET:g}); once it is "
@@ -60,6 +66,7 @@ class Options:
 
     solutions: Path | None = None
     time_limit: float | None = None
+    import_time_limit: float | None = None
     memory_limit: float | None = None
     time_budget: float | None = None
     gpt2_model: Path | None = None
@@ -88,9 +95,12 @@ class Options:
     def time_limit_for(self, exercise: registry.Exercise) -> float:
         return self.time_limit or exercise.time_limit
 
+    def import_time_limit_for(self, exercise: registry.Exercise) -> float:
+        return self.import_time_limit or max(self.time_limit_for(exercise), IMPORT_TIME_LIMIT)
+
     def problem(self) -> str | None:
         """What is wrong with these values, in one line (None if nothing)."""
-        for name in ("time_limit", "memory_limit", "time_budget"):
+        for name in ("time_limit", "import_time_limit", "memory_limit", "time_budget"):
             value = getattr(self, name)
             if value is not None and not value > 0:
                 return f"{flag(name)} must be a positive number, not {value:g}"

@@ -48,7 +48,7 @@ MAX_MESSAGE_CHARS = 20_000  # a check's verdict, as kept in results
 MAX_PRINTED_CHARS = 2**21  # what a check's calls printed, labels included (-v keeps up to 1 MB per check)
 
 # Trusted code gets generous limits, so that a loaded machine never blames a learner for the kit's slowness.
-KIT_LIMITS = Limits(time=300.0, memory=16 * 2**30, needs="transformers")
+KIT_LIMITS = Limits(time=300.0, memory=16 * 2**30, needs="transformers", import_time=300.0)
 
 
 def pytest_addoption(parser):
@@ -171,7 +171,8 @@ class Grading:
         """The limits of a call into the learner's ``module``: the options', its exercise's, its imports'."""
         exercise = registry.exercise(module)
         return Limits(time=self.options.time_limit_for(exercise), memory=self.options.memory_bytes,
-                      needs=self.submission.needs.get(module, exercise.needs))
+                      needs=self.submission.needs.get(module, exercise.needs),
+                      import_time=self.options.import_time_limit_for(exercise))
 
     # -- pytest's hooks ----------------------------------------------------------------
 

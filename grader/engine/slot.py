@@ -33,12 +33,11 @@ from pathlib import Path
 from grader.engine import clock, codec, fork_servers, registry
 from grader.engine.errors import KitError, SubmissionError, hang_label
 from grader.engine.intake import remove_tree
-from grader.engine.options import MEMORY_LIMIT
+from grader.engine.options import IMPORT_TIME_LIMIT, MEMORY_LIMIT
 from grader.engine.results import WORKER_KINDS, ErrorKind
 from grader.engine.zygote import START_TIMEOUT, ForkServer, ForkServerError
 
 MAX_MESSAGE = 96 * 2**20  # a 64 MB array, base64-encoded, and change
-IMPORT_TIME_LIMIT = 30.0  # seconds to import a module: a library the fork server did not preload (scipy, say) included
 # CPU seconds that a function's first call on a worker may take on top of its limit (at most the limit itself):
 # what a first call pays once (torch.func's first gradient imports 1.3 s of torch; a first scipy call, its
 # submodules).
@@ -51,6 +50,7 @@ class Limits:
     time: float = registry.TIME_LIMIT  # seconds of the worker's CPU time per call, the whole exchange included
     memory: int = int(MEMORY_LIMIT * 2**20)  # bytes the code may allocate on top of the worker's own
     needs: str = "numpy"  # the kind of fork server the worker comes from (registry.NEEDS)
+    import_time: float = IMPORT_TIME_LIMIT  # seconds of the worker's CPU time to import the module, once
 
 
 class WorkerHandle:
@@ -297,7 +297,7 @@ class Slot:
 
     def _run(self, op: str, function: str, args, report_arguments: bool = False):
         label = f"{self.module}.{function}()" if op == "call" else f"importing {self.module}.py"
-        time_limit = self.limits.time if op == "call" else max(self.limits.time, IMPORT_TIME_LIMIT)
+        time_limit = self.limits.time if op == "call" else self.limits.import_time
         if self.worker is None:  # starting a worker is the kit's work (GPT-2 small from disk included): not timed
             self.start()
         first = op == "call" and function not in self.called  # an import is all one-time cost: its limit has room

@@ -56,6 +56,9 @@ c.Autograde.autograde_preprocessors = [
     GradeInConfinement, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
     AssignLatePenalties, CheckCellMetadata,
 ]
+# Its limits are softlookup grade's options (softlookup grade --help); unset, the kit's defaults. For example:
+# c.GradeInConfinement.time_limit = 5.0          # CPU seconds per call into student code (GPT-2's: 30)
+# c.GradeInConfinement.import_time_limit = 30.0  # CPU seconds to import a student's module, once
 # Before that, nbgrader sanitizes each submitted notebook. Its DeduplicateIds leaves a copied cell's metadata
 # empty, which its schema check then takes for an outdated notebook and stops autograde for the whole class.
 # DropUnsoundMetadata, first, takes out whole the metadata of a repeated grade_id (the last cell keeps it, as

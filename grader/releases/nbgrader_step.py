@@ -21,9 +21,11 @@ from nbformat.v4 import new_output
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.nbgraderformat import MetadataValidator
 from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Float
 
 from grader.engine.intake import one_line
 from grader.engine.keeper import fingerprint
+from grader.engine import options
 from grader.engine.options import Options
 from grader.engine.runner import run_checks
 from grader.engine.results import redacted
@@ -94,6 +96,14 @@ def _unsound(validator: MetadataValidator, cell, kept_ids: set) -> str:
     return ""
 
 
+LIMITS = ("time_limit", "import_time_limit", "memory_limit", "time_budget")  # softlookup grade's, configurable
+
+
+def _limit(name: str) -> Float:
+    """One of softlookup grade's limits as a setting of nbgrader's configuration, with the option's help."""
+    return Float(None, allow_none=True, help=options.DECLARED[name]["help"]).tag(config=True)
+
+
 class GradeInConfinement(NbGraderPreprocessor):
     """Write each autograded test cell's verdict from one engine grading of the whole submission.
 
@@ -113,7 +123,25 @@ class GradeInConfinement(NbGraderPreprocessor):
     an empty output (which nbgrader would count as full marks). Where the
     submission cannot be graded in confinement, it raises: nbgrader then
     reports that student's autograde as failed, instead of recording zeros.
+
+    Its limits are ``softlookup grade``'s options, set in ``nbgrader_config.py``
+    (``c.GradeInConfinement.time_limit = 10``); unset, the kit's defaults.
     """
+
+    time_limit = _limit("time_limit")
+    import_time_limit = _limit("import_time_limit")
+    memory_limit = _limit("memory_limit")
+    time_budget = _limit("time_budget")
+
+    def grading_options(self) -> Options:
+        """Full confinement, and the limits configured; a limit that is wrong is one line naming its setting."""
+        limits = {name: getattr(self, name) for name in LIMITS}
+        chosen = Options(require_isolation=True, **limits)
+        if problem := chosen.problem():
+            for name in LIMITS:
+                problem = problem.replace(options.flag(name), f"c.GradeInConfinement.{name}")
+            raise ValueError(f"nbgrader_config.py: {problem}")
+        return chosen
 
     def preprocess(self, nb, resources):
         student, assignment = resources["nbgrader"]["student"], resources["nbgrader"]["assignment"]
@@ -142,7 +170,7 @@ class GradeInConfinement(NbGraderPreprocessor):
             exercises = [e for e in registry.EXERCISES if os.path.lexists(folder / f"{e.module}.ipynb")]
             started = time.monotonic()
             with notebooks.module_folder(folder, prefer_notebooks=True, keep_going=True) as modules:
-                result = run_checks(modules, exercises, Options(require_isolation=True))
+                result = run_checks(modules, exercises, self.grading_options())
             self.log.info("softlookup graded %s in confinement: %g/%g points in %.1f s", folder, result.score,
                           result.max_score, time.monotonic() - started)
             _last = (key, redacted(result))

@@ -42,7 +42,7 @@ from grader.engine.results import CheckResult, SubmissionResult
 from grader.releases.nbgrader_course import ASSIGNMENT
 from grader.releases.nbgrader_step import outputs
 from helpers import softlookup
-from helpers import nbgrader, notebook_scores
+from helpers import IMPORT_TIME_LIMIT, nbgrader, notebook_scores
 
 pytestmark = pytest.mark.slow  # a whole road end to end (tests/pytest.ini)
 
@@ -115,6 +115,8 @@ def make_course(folder, plain: bool):
     config = folder / "nbgrader_config.py"
     if plain:
         config.write_text(plain_config(config.read_text()))
+    else:  # attention's stall ends at the import's limit: 5 s, not a grading's 30
+        config.write_text(config.read_text() + f"c.GradeInConfinement.import_time_limit = {IMPORT_TIME_LIMIT}\n")
     nbgrader(folder, "generate_assignment", ASSIGNMENT)
     source, released = folder / "source" / ASSIGNMENT, folder / "release" / ASSIGNMENT
     for student in ("honest", "forger"):
@@ -172,7 +174,7 @@ def test_the_kit_step_scores_the_forger_on_what_it_wrote(kit, tmp_path):
 
 
 def test_nbgrader_softlookup_grade_and_check_agree(kit, tmp_path):
-    options = [arg for name in EXERCISES for arg in ("--exercise", name)]
+    options = [arg for name in EXERCISES for arg in ("--exercise", name)] + ["--import-time-limit", IMPORT_TIME_LIMIT]
     done = softlookup("grade", kit / "submitted", "--out", tmp_path / "graded", *options)
     assert done.returncode in (0, 1), done.stderr
     with open(tmp_path / "graded" / "grades.csv") as handle:

@@ -101,6 +101,7 @@ def test_failed_check_shows_its_hint(tmp_path):
     (["check", str(SOLUTIONS), "--json", str(SOLUTIONS)], "is a folder"),
     (["check", str(SOLUTIONS), "--time-limit", "0"], "positive number"),
     (["check", str(SOLUTIONS), "--memory-limit", "-1"], "positive number"),
+    (["grade", str(SOLUTIONS), "--out", "/no/such/out", "--import-time-limit", "0"], "--import-time-limit must be"),
     (["check", str(registry.CHECKS_DIR)], "holds none of the exercise modules"),
     (["check", str(SOLUTIONS), "--solutions", "/no/such/solutions"], "is not a folder"),
     (["gpt2-report", "--out", str(SOLUTIONS / "softmax.py")], "is a file"),

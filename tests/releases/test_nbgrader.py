@@ -15,7 +15,7 @@ import html
 import nbformat
 import pytest
 
-from helpers import SECONDS, nbgrader, notebook_scores, run
+from helpers import IMPORT_TIME_LIMIT, SECONDS, nbgrader, notebook_scores, run
 from grader.engine import notebooks, registry
 from grader.engine.results import HIDDEN_FEEDBACK
 from grader.releases.nbgrader_course import ASSIGNMENT
@@ -49,6 +49,8 @@ def edited(notebook, edits):
 def course(tmp_path_factory):
     course = tmp_path_factory.mktemp("course")
     assert softlookup("release", "nbgrader", course).returncode == 0
+    with open(course / "nbgrader_config.py", "a") as config:  # a limit of softlookup grade's, as a course sets it
+        config.write(f"c.GradeInConfinement.import_time_limit = {IMPORT_TIME_LIMIT}\n")
     nbgrader(course, "generate_assignment", ASSIGNMENT)
     source, released = course / "source" / ASSIGNMENT, course / "release" / ASSIGNMENT
 
@@ -125,11 +127,13 @@ def test_wrong_lookup_scores_as_softlookup_check_does(course):
 
 def test_a_looping_cell_costs_its_exercise_as_softlookup_check_says(course):
     with notebooks.module_folder(course / "submitted" / "slips" / ASSIGNMENT) as modules:
-        expected = run(modules, ["attention"]).exercises[0]
+        expected = run(modules, ["attention"], import_time_limit=IMPORT_TIME_LIMIT).exercises[0]
     assert expected.score == 0 and {c.error for c in expected.checks} == {"timeout"}  # its import never ends
     notebook = nbformat.read(course / "autograded" / "slips" / ASSIGNMENT / "attention.ipynb", as_version=4)
     looping = next(c for c in notebook.cells if c.source.startswith("while True"))
     assert not looping.outputs  # never run in nbgrader's process, nor in any kernel
+    said = [output.evalue for cell in notebook.cells for output in cell.get("outputs", []) if "evalue" in output]
+    assert any(f"its {IMPORT_TIME_LIMIT:g} s time limit" in line for line in said), said  # the limit the course set
     scores = notebook_scores(course, "slips")
     assert scores["attention"] == expected.score
     assert scores["softmax"] == registry.exercise("softmax").max_points  # the other exercises are graded as usual
@@ -149,3 +153,12 @@ def test_feedback_shows_results_but_not_hidden_checks(course):
     hidden = {c.message for e in result.exercises for c in e.checks if c.hidden and c.outcome == "failed"}
     assert hidden and not any(html.escape(message) in feedback for message in hidden)
     assert "[0.3-0]" not in feedback and "sharpness=0.3" not in feedback
+
+
+def test_a_wrong_limit_in_the_config_is_one_line_naming_its_setting():
+    from grader.releases.nbgrader_step import GradeInConfinement
+
+    assert GradeInConfinement(time_limit=10.0).grading_options().time_limit == 10.0
+    with pytest.raises(ValueError, match=r"^nbgrader_config.py: c.GradeInConfinement.import_time_limit must be a "
+                                         r"positive number, not -1$"):
+        GradeInConfinement(import_time_limit=-1.0).grading_options()
