@@ -3,8 +3,8 @@
 The class is graded against a disposable copy of the kit (as the attack
 corpus is), on the three numpy exercises, with a 1 s limit per call. The
 honest students' rows must not depend on how they were graded: alone with
-``softlookup check``, in the batch with one judge or two, or after an
-interrupted batch was resumed.
+``softlookup check``, in the batch with one judge, or with two judges
+interrupted and resumed.
 """
 
 import csv
@@ -156,23 +156,20 @@ def test_the_summary_says_what_to_reteach(graded):
     assert "data:image/png;base64," in (graded / "summary.html").read_text()
 
 
-def test_honest_grades_do_not_depend_on_how_they_were_graded(graded, kit, klass, tmp_path):
+def test_an_honest_grade_alone_is_the_one_in_the_batch(graded, kit, klass, tmp_path):
     alone = subprocess.run([sys.executable, "-m", "grader.cli", "check", str(klass[0] / "honest-1"), "--json",
                             str(tmp_path / "alone.json"), "--time-limit", "1", "--solutions", str(kit / "solutions"),
                             *[f"--exercise={name}" for name in NUMPY]],
                            env={**os.environ, "PYTHONPATH": str(kit)}, capture_output=True, text=True, timeout=300,
                            cwd=tmp_path)
     assert json.loads((tmp_path / "alone.json").read_text())["score"] == MAX, alone.stderr
-    two = grade(kit, klass[0], tmp_path / "two-judges", "--jobs", "2")
-    assert two.returncode == 0, two.stderr
-    honest = [s for s, (score, _) in klass[1].items() if score is not None]
-    batch, parallel = rows(graded), rows(tmp_path / "two-judges")
-    assert {s: batch[s] for s in honest} == {s: parallel[s] for s in honest}
+    assert float(rows(graded)["honest-1"]["score"]) == MAX
 
 
 def test_an_interrupted_batch_resumes_and_loses_nothing(graded, kit, klass, tmp_path):
+    """Two judges, stopped by Ctrl-C and run again: the honest rows are those of one judge's uninterrupted run."""
     out = tmp_path / "interrupted"
-    running = grade(kit, klass[0], out, wait=False)
+    running = grade(kit, klass[0], out, "--jobs", "2", wait=False)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(list(out.glob("*/softlookup.json"))) < 5:
         time.sleep(0.1)
@@ -182,7 +179,7 @@ def test_an_interrupted_batch_resumes_and_loses_nothing(graded, kit, klass, tmp_
     assert "Run the same command again" in errors
     first = rows(out)  # a consistent gradebook of those graded so far
     assert 5 <= len(first) < len(klass[1])
-    finished = grade(kit, klass[0], out)
+    finished = grade(kit, klass[0], out, "--jobs", "2")
     assert finished.returncode == 0, finished.stderr
     total = len(klass[1])
     assert f"{total} of {total} students graded ({total - len(first)} new)" in finished.stdout  # the rest, said so
