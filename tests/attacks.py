@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Callable
 
 import classes
+from grader.reports import gradebook
 from helpers import ASSIGNMENTS
 
 KIT_PARTS = ("grader", "solutions", "assignments", "tests")
@@ -419,6 +420,7 @@ class Outcome:
     connections: int
     leaked: bool
     output: str
+    status: str | None = None  # the student's status in the gradebook, where the attack was graded in a class
 
 
 def kit_copy(parent: Path, source: Path) -> Path:
@@ -499,51 +501,109 @@ def run_attack(attack: Attack, kit: Path, work: Path, python: str = sys.executab
     ``launcher`` runs the judge as another machine would (tests/environments.py), and ``as_user`` the
     neighbour as the same user; their folders are then open to that user.
     """
-    if missing := attack.missing_targets(kit):
-        raise AssertionError(f"{attack.name} aims at {missing}, which the kit no longer has: aim it again")
     submission, temporary, results = work / "submission", work / "tmp", work / "results.json"
-    shutil.copytree(kit / "assignments", submission)
+    target = _Target(attack, kit, submission, results, python, as_user)
     temporary.mkdir()
-    neighbour = subprocess.Popen([*as_user, python, "-c", "import time; time.sleep(600)"])
-    server, received = _listener()
-    (submission / f"{attack.module}.py").write_text(
-        attack.source(kit, neighbour.pid, server.getsockname()[1], results))
-    for name, target in attack.links.items():
-        (submission / name).symlink_to(kit / target)
     if launcher:
         for path in (work, submission, temporary, *submission.iterdir()):
             os.chmod(path, 0o777)
     before, site_before = manifest(kit), _site_packages()
-    environment = {**os.environ, "PYTHONPATH": str(kit), "TMPDIR": str(temporary), "HF_HUB_OFFLINE": "1",
-                   "SOFTLOOKUP_ATTACK_SECRET": SECRET, "COLUMNS": "200"}
     command = [python, "-m", "grader.cli", "check", str(submission), "--exercise", attack.module, "--json",
                str(results), "--time-limit", str(TIME_LIMIT), "--solutions", str(kit / "solutions")]
+    exit_code, output, seconds = _judged([*launcher, *command], kit, temporary, work)
+    written = results.read_text() if results.exists() else None
+    time.sleep(attack.settle)  # long enough for a daemon that survived to strike
+    kit_intact, site_intact = manifest(kit) == before, _site_packages() == site_before
+    return target.outcome(exit_code, written, output, seconds, _leftovers(temporary), kit_intact, site_intact)
+
+
+def run_class_of_attacks(attacks: list[Attack], kit: Path, work: Path, python: str = sys.executable,
+                         launcher: tuple = (), as_user: tuple = ()) -> dict[str, Outcome]:
+    """Grade every attack of ``attacks`` as a student of one class, by one ``softlookup grade``; attack name ->
+    what happened, inspected as :func:`run_attack` does (the kit and site-packages once, for all of them).
+
+    One judge takes student after student: each attack also aims at the students graded after it.
+    """
+    submissions, out, temporary = work / "class", work / "out", work / "tmp"
+    targets = {}
+    for number, attack in enumerate(attacks):
+        student = f"attack-{number:02d}"
+        targets[student] = _Target(attack, kit, submissions / student,
+                                   gradebook.student_folder(out, student) / "results.json", python, as_user)
+    temporary.mkdir()
+    if launcher:
+        for path in (work, temporary, *submissions.rglob("*"), submissions):
+            os.chmod(path, 0o777)
+    before, site_before = manifest(kit), _site_packages()
+    modules = sorted({attack.module for attack in attacks})
+    command = [python, "-m", "grader.cli", "grade", str(submissions), "--out", str(out), "--time-limit",
+               str(TIME_LIMIT), "--solutions", str(kit / "solutions"), *[f"--exercise={m}" for m in modules]]
+    exit_code, output, seconds = _judged([*launcher, *command], kit, temporary, work)
+    written = {student: target.results.read_text() if target.results.exists() else None
+               for student, target in targets.items()}
+    time.sleep(max(attack.settle for attack in attacks))
+    kit_intact, site_intact, leftovers = manifest(kit) == before, _site_packages() == site_before, _leftovers(temporary)
+    statuses = classes.rows(out) if (out / "grades.csv").exists() else {}
+    return {target.attack.name: target.outcome(
+        exit_code, written[student], f"{output}\nits row: {statuses.get(student)}\n{_feedback(out, student)}",
+        seconds, leftovers, kit_intact, site_intact, status=statuses.get(student, {}).get("status"))
+        for student, target in targets.items()}
+
+
+def _feedback(out: Path, student: str) -> str:
+    path = gradebook.student_folder(out, student) / "feedback.md"
+    return path.read_text() if path.exists() else "(no feedback.md)"
+
+
+class _Target:
+    """An attack written into a submission folder, with the neighbour and the listener it aims at."""
+
+    def __init__(self, attack: Attack, kit: Path, submission: Path, results: Path, python: str, as_user: tuple):
+        if missing := attack.missing_targets(kit):
+            raise AssertionError(f"{attack.name} aims at {missing}, which the kit no longer has: aim it again")
+        self.attack, self.results = attack, results
+        shutil.copytree(kit / "assignments", submission)
+        self.neighbour = subprocess.Popen([*as_user, python, "-c", "import time; time.sleep(600)"])
+        self.server, self.received = _listener()
+        (submission / f"{attack.module}.py").write_text(
+            attack.source(kit, self.neighbour.pid, self.server.getsockname()[1], results))
+        for name, target in attack.links.items():
+            (submission / name).symlink_to(kit / target)
+
+    def outcome(self, exit_code, written, output, seconds, leftovers, kit_intact, site_intact,
+                status=None) -> Outcome:
+        """What happened, once the judge is done and the settling time is over; the neighbour is stopped."""
+        try:
+            score = float(json.loads(written)["score"]) if written else None
+        except (ValueError, KeyError, TypeError):
+            score = None
+        intact = written is not None and self.results.exists() and self.results.read_text() == written
+        alive = self.neighbour.poll() is None
+        self.neighbour.kill()
+        self.neighbour.wait()
+        self.server.close()
+        return Outcome(self.attack.name, seconds, exit_code, score, intact, kit_intact, site_intact, alive,
+                       leftovers, len(self.received), SECRET in output + (written or ""), output, status)
+
+
+def _judged(command: list[str], kit: Path, temporary: Path, work: Path) -> tuple[int | None, str, float]:
+    """Run a judge's command against the kit copy: (exit code, None past BOUND; its output; seconds)."""
+    environment = {**os.environ, "PYTHONPATH": str(kit), "TMPDIR": str(temporary), "HF_HUB_OFFLINE": "1",
+                   "SOFTLOOKUP_ATTACK_SECRET": SECRET, "COLUMNS": "200"}
     started = time.monotonic()
     try:
-        done = subprocess.run([*launcher, *command], capture_output=True, text=True, env=environment, timeout=BOUND,
-                              cwd=work)
+        done = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=BOUND, cwd=work)
         exit_code, output = done.returncode, done.stdout + done.stderr
     except subprocess.TimeoutExpired as expired:
         exit_code, output = None, f"{expired.stdout or ''}{expired.stderr or ''}"
-    seconds = time.monotonic() - started
-    written = results.read_text() if results.exists() else None
-    time.sleep(attack.settle)  # long enough for a daemon that survived to strike
-    try:
-        score = float(json.loads(written)["score"]) if written else None
-    except (ValueError, KeyError, TypeError):
-        score = None
-    intact = written is not None and results.exists() and results.read_text() == written
-    leftovers = _processes_under(temporary) + [str(path) for path in temporary.iterdir()]
-    leftovers += [path for path in ("/tmp/softlookup-attack-fill", "/var/tmp/softlookup-attack-fill")
-                  if os.path.exists(path)]
-    alive = neighbour.poll() is None
-    neighbour.kill()
-    neighbour.wait()
-    server.close()
-    everything = output + (written or "")
-    return Outcome(attack.name, seconds, exit_code, score, intact, manifest(kit) == before,
-                   _site_packages() == site_before, alive, leftovers, len(received), SECRET in everything,
-                   output)
+    return exit_code, output, time.monotonic() - started
+
+
+def _leftovers(temporary: Path) -> list[str]:
+    """Processes and files a judge's run left behind, in its temporary folder and where the disk-filler writes."""
+    found = _processes_under(temporary) + [str(path) for path in temporary.iterdir()]
+    return found + [path for path in ("/tmp/softlookup-attack-fill", "/var/tmp/softlookup-attack-fill")
+                    if os.path.exists(path)]
 
 
 def main():

@@ -22,7 +22,7 @@ import zipfile
 import nbformat
 import pytest
 
-from attacks import ATTACKS, SECRET, run_attack
+from attacks import ATTACKS, SECRET, run_class_of_attacks
 from classes import NUMPY, OPTIONS, reference
 from environments import ENVIRONMENTS, World, self_contained_lookup
 from grader.engine import registry
@@ -179,15 +179,22 @@ def test_nbgrader_step_grades_or_refuses(world):
 CONFINED = [attack for attack in ATTACKS if attack.defence == "confinement"]
 
 
-@pytest.mark.parametrize("attack", CONFINED, ids=[attack.name for attack in CONFINED])
-def test_the_attack_corpus_holds(world, attack):
-    """tests/attacks.py, each attack graded by a learner's check, as on the full kernel (test_attacks.py)."""
+@pytest.fixture(scope="module")
+def corpus(world):
+    """Every attack of CONFINED as a student of one class, graded by ``softlookup grade`` here: one judge's
+    start for all of them, and each attack aims at the students after it too (test_attacks.py grades each alone,
+    by a learner's check, on the full kernel)."""
     if not world.environment.grades:
         pytest.skip("the files are not confined here: check says so, and grading is refused")
-    work = world.folder(f"attack-{ATTACKS.index(attack)}")
-    outcome = run_attack(attack, world.kit, work, launcher=tuple(world.environment.launcher()),
-                         as_user=tuple(world.environment.as_user()))
-    assert outcome.exit_code == 1 and outcome.score == 0, f"{attack.name}: {outcome.score}\n{outcome.output[-3000:]}"
+    return run_class_of_attacks(CONFINED, world.kit, world.folder("corpus"), launcher=tuple(world.environment.launcher()),
+                                as_user=tuple(world.environment.as_user()))
+
+
+@pytest.mark.parametrize("attack", CONFINED, ids=[attack.name for attack in CONFINED])
+def test_the_attack_corpus_holds(corpus, attack):
+    outcome = corpus[attack.name]
+    assert outcome.exit_code == 0 and outcome.score == 0, f"{attack.name}: {outcome.score}\n{outcome.output[-3000:]}"
+    assert outcome.status and "grading of this submission stopped" not in outcome.output, outcome.output[-3000:]
     assert outcome.results_intact and outcome.kit_intact and outcome.site_packages_intact
     assert outcome.neighbour_alive and not outcome.leftovers and outcome.connections == 0, outcome
     assert not outcome.leaked and SECRET not in outcome.output
