@@ -3,10 +3,9 @@
 A sandbox holds the private copies of learners' folders (what their workers
 import from: links that lead outside a folder are refused before anything
 runs), the slots of every folder and module, the answers of trusted calls
-already made, the functions known to hang, and each submission's time
-budget: all of one submission's calls together share :attr:`Sandbox.budget`,
-and once it is spent the remaining checks fail at once with a message that
-says so. Trusted calls (the reference, the kit) count against neither.
+already made, the functions known to hang, what the check running now
+printed (:class:`PrintLog`) and each submission's time budget
+(:class:`grader.engine.budget.Budget`).
 """
 
 from __future__ import annotations
@@ -18,9 +17,9 @@ import tempfile
 from pathlib import Path
 
 from grader.engine import codec, intake, registry, system
+from grader.engine.budget import Budget
 from grader.engine.protections import Protections
 from grader.engine.errors import IsolationError, KitError, SubmissionError
-from grader.engine.results import ErrorKind
 from grader.engine.options import TIME_BUDGET
 from grader.engine.slot import Limits, Slot
 
@@ -39,10 +38,6 @@ class Sandbox:
         _remove_abandoned_sandboxes()
         self.root = Path(tempfile.mkdtemp(prefix=f"softlookup-{os.getpid()}-"))
         self.require_isolation = require_isolation
-        self.output_limit = 2**20 if all_output else 4000  # characters of printed output kept per call
-        # What the message of a call's printed output may take: JSON writes a character in up to 12 bytes.
-        self.output_bytes = 12 * self.output_limit + 4096
-        self.printed_lines = 10**6 if all_output else PRINTED_LINES
         # Carved out of what learners may read, wherever they lie (the kit installed in site-packages):
         self.forbidden = sorted({str(registry.PACKAGE_DIR), str(registry.SOLUTIONS_DIR),
                                  str(registry.KIT_ROOT / "tests"), str(registry.KIT_ROOT / ".git"),
@@ -54,33 +49,18 @@ class Sandbox:
         self.slots: dict[tuple, Slot] = {}
         self.copies: dict[str, str | SubmissionError] = {}
         self.protections: Protections | None = None
-        self.printed = PrintLog(self.output_limit)  # (call, what it printed) for the check running now
+        # (call, what it printed) for the check running now, and how much of a call's prints is kept:
+        self.printed = PrintLog(2**20, 10**6) if all_output else PrintLog(4000, PRINTED_LINES)
         self.last_call: tuple[str, str] | None = None  # (module, function) the check running now called last
         self.answers: dict[str, dict] = {}  # trusted calls already made: their answers, as plain data
-        self.budget: float | None = TIME_BUDGET  # seconds for all of one submission's calls; None: no budget
-        self.spent = 0.0  # seconds the current submission's calls have taken so far
+        self.budget = Budget()  # the current submission's
         self.hung: dict[str, dict[tuple[str, str], SubmissionError]] = {}  # folder -> (module, function) -> error
 
     def begin_submission(self, budget: float | None = TIME_BUDGET):
         """A new submission is graded next: its calls get a whole budget, and no function is known to hang."""
-        self.budget, self.spent = budget, 0.0
+        self.budget.restart(budget)
         self.hung.clear()
         self.printed.clear()
-
-    def budget_left(self) -> float | None:
-        return None if self.budget is None else self.budget - self.spent
-
-    def budget_spent(self, what: str) -> str:
-        return (f"{what}: this submission's calls have used up their time budget ({self.budget:g} s for all of "
-                "them together), so the checks from here on fail without running your code. Make your slowest "
-                "functions faster (the reference solutions need a few seconds for everything) and check again; "
-                "an instructor can allow more time with --time-budget SECONDS")
-
-    def check_budget(self, label: str):
-        """Raise SubmissionError ("budget") if the current submission's calls have used up its time budget."""
-        left = self.budget_left()
-        if left is not None and left <= 0:
-            raise SubmissionError(ErrorKind.BUDGET, self.budget_spent("was not run"), label)
 
     def note_hang(self, slot: Slot, function: str, error: SubmissionError):
         """Remember that ``slot``'s function ran past its limit, for every module of the same folder.
@@ -200,12 +180,18 @@ class PrintLog(list):
     """``(call, what it printed)`` for the check running now, held to ``limit`` characters in all.
 
     A check may call learner code hundreds of times; what it keeps of their
-    prints is bounded by the judge, whatever each call printed.
+    prints is bounded by the judge, whatever each call printed. A call's own
+    prints are kept to ``limit`` characters and ``lines`` lines too.
     """
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, lines: int):
         super().__init__()
-        self.limit, self.size, self.dropped = limit, 0, 0
+        self.limit, self.lines, self.size, self.dropped = limit, lines, 0, 0
+
+    @property
+    def message_bytes(self) -> int:
+        """What the message of one call's prints may take: JSON writes a character in up to 12 bytes."""
+        return 12 * self.limit + 4096
 
     def add(self, label: str, text: str):
         if self.size >= self.limit:

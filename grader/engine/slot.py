@@ -157,7 +157,7 @@ class Slot:
             "directory": self.directory, "scratch": str(self.scratch), "memory_limit": self.limits.memory,
             "confined": not self.trusted, "readable": self.readable, "forbidden": self.sandbox.forbidden,
             "models": [codec.to_plain(spec)["model_spec"] for spec in sorted(self.built, key=repr)],
-            "output_limit": self.sandbox.output_limit, "model_builder": registry.MODEL_BUILDER,
+            "output_limit": self.sandbox.printed.limit, "model_builder": registry.MODEL_BUILDER,
             "hung": [] if self.trusted else [[module, function] for module, function in self.known_hangs()],
             "group": self.sandbox.groups.get(self.directory or ""),
         }
@@ -200,7 +200,7 @@ class Slot:
             codec.send(self.worker.conn, request)
             # What the call printed comes first, in a message of its own with a small bound: a worker whose
             # cap was raised by learner code has that message dropped, and its answer still counts.
-            printed = codec.receive_or_skip(self.worker.conn, meter, self.sandbox.output_bytes)
+            printed = codec.receive_or_skip(self.worker.conn, meter, self.sandbox.printed.message_bytes)
             answer = codec.receive(self.worker.conn, meter, MAX_MESSAGE)
         except (TimeoutError, socket.timeout):
             meter.charge()  # read the clocks before the worker is gone
@@ -233,8 +233,8 @@ class Slot:
         else:
             output = report.get("output") if isinstance(report.get("output"), str) else ""
             lines = report.get("lines") if type(report.get("lines")) is int else 0
-            printed = _printed(output[: self.sandbox.output_limit], min(max(lines, 0), MAX_LINES_COUNTED),
-                               self.sandbox.printed_lines)
+            printed = _printed(output[: self.sandbox.printed.limit], min(max(lines, 0), MAX_LINES_COUNTED),
+                               self.sandbox.printed.lines)
         if "value" in answer:
             return {"value": answer["value"], "arguments": answer.get("arguments"), "output": printed}
         error = answer["error"] if isinstance(answer["error"], dict) else {}
@@ -271,7 +271,7 @@ class Slot:
                 "folder name", f"importing {self.module}.py")
             raise self.import_error
         if not self.trusted:
-            self.sandbox.check_budget(f"{self.module}.{function}()")
+            self.sandbox.budget.check(f"{self.module}.{function}()")
             self.sandbox.last_call = (self.module, function)
         needed = codec.model_specs(list(args))
         if self.worker is not None and not needed <= self.built and not self.worker.builds_models_later:
@@ -302,20 +302,20 @@ class Slot:
             self.start()
         first = op == "call" and function not in self.called  # an import is all one-time cost: its limit has room
         allowance = min(time_limit, ONE_TIME_ALLOWANCE) if first else 0.0
-        budget = None if self.trusted else self.sandbox.budget_left()
+        budget = None if self.trusted else self.sandbox.budget.left()
         meter = clock.Meter(self.worker.pid, time_limit + allowance, budget)
         try:
             answer = self._exchange(op, function, args, meter, report_arguments)
         except CallStopped as stopped:
             if stopped.bound == "budget":  # the budget ran out, not the call's own limit: it is not a hang
-                raise SubmissionError(ErrorKind.BUDGET, self.sandbox.budget_spent("was stopped"), label) from None
+                raise SubmissionError(ErrorKind.BUDGET, self.sandbox.budget.spent_message("was stopped"), label) from None
             raise SubmissionError(ErrorKind.TIMEOUT, _overrun(stopped.bound, time_limit, allowance), label) from None
         except SubmissionError as error:
             error.label = label
             raise
         finally:
             if not self.trusted:
-                self.sandbox.spent += meter.charge()
+                self.sandbox.budget.charge(meter.charge())
         if op == "call":
             self.called.add(function)
         if answer["output"]:

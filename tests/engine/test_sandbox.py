@@ -306,7 +306,7 @@ def test_output_over_the_cap_is_cut_by_the_judge(floods):
     learner, sandbox = floods
     assert learner.floods.raise_the_cap_and_print(30_000, 30_000) == 30_000  # one line of 30,000 characters
     (label, output), = sandbox.printed
-    assert len(output) <= sandbox.output_limit
+    assert len(output) <= sandbox.printed.limit
 
 
 def test_a_100_mb_print_costs_neither_the_call_nor_the_judges_memory(floods):
@@ -339,7 +339,7 @@ def test_a_check_keeps_a_bounded_share_of_many_calls_prints(toy):
     learner, _, sandbox = toy
     for _ in range(200):
         learner.toy.chatty(30)
-    assert sum(len(output) for _, output in sandbox.printed) <= sandbox.output_limit + 1
+    assert sum(len(output) for _, output in sandbox.printed) <= sandbox.printed.limit + 1
     assert sandbox.printed.dropped > 0
 
 
@@ -425,7 +425,7 @@ def test_the_hung_set_is_per_submission(chain):
         learner.slow.loop()
     assert sandbox.hung
     sandbox.begin_submission()
-    assert not sandbox.hung and sandbox.spent == 0
+    assert not sandbox.hung and sandbox.budget.spent == 0
 
 
 # -- one time budget for all of a submission's calls ---------------------------------------------
