@@ -3,6 +3,7 @@
     python scripts/benchmark.py             # a Markdown table, median of 5 runs per figure
     python scripts/benchmark.py --runs 9
     python scripts/benchmark.py --per-exercise   # the edit-then-check loop, one exercise at a time
+    python scripts/benchmark.py --looping        # a softmax that never returns: check and grade of it
 
 Each row is a learner's folder at one point of the course: exercises 1 to k
 solved, the rest still stubs (and exercise 1 written with torch.softmax).
@@ -33,6 +34,7 @@ from grader.engine import registry  # noqa: E402
 from grader.warm import client  # noqa: E402
 
 TORCH_SOFTMAX = "import torch\n\n\ndef softmax(x, axis=-1):\n    return torch.softmax(torch.as_tensor(x), dim=axis)\n"
+LOOPING_SOFTMAX = "def softmax(x, axis=-1):\n    while True:\n        pass\n"
 
 
 def folder_with(parent: Path, solved: int, torch_softmax: bool = False) -> Path:
@@ -114,14 +116,50 @@ def per_exercise(parent: Path, runs: int):
         stop_server(env)
 
 
+def looping(parent: Path, runs: int):
+    """A hostile case a learner and an instructor wait for: every exercise solved but a softmax that loops.
+
+    `check` after an edit (the server warm, every exercise graded again) and `grade` of that one student in a
+    class of its own (a judge's whole start included), and `grade` of an honest student beside it.
+    """
+    looping = folder_with(parent, len(registry.EXERCISES))
+    (looping / "softmax.py").write_text(LOOPING_SOFTMAX)
+    honest = folder_with(parent, len(registry.EXERCISES))
+    base = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    base.pop("SOFTLOOKUP_NO_SERVER", None)
+    print(f"| a looping softmax, median of {runs} fresh processes, {os.cpu_count()} CPUs | seconds |")
+    print("| --- | --- |")
+    with tempfile.TemporaryDirectory(prefix="sl-bench-") as runtime:
+        env = {**base, "XDG_RUNTIME_DIR": runtime}
+        check = [sys.executable, "-m", "grader.cli", "check", str(looping)]
+        seconds(check, env)
+        times = []
+        for run in range(runs):
+            with open(looping / "lookup.py", "a") as handle:
+                handle.write(f"# edit {run}\n")
+            times.append(seconds(check, env))
+        stop_server(env)
+    print(f"| `softlookup check` of all six, after an edit | {statistics.median(times):.2f} |")
+    for name, folder in (("the looping student", looping), ("an honest student", honest)):
+        times = []
+        for run in range(runs):
+            with tempfile.TemporaryDirectory(dir=parent) as work:
+                shutil.copytree(folder, Path(work) / "class" / "student")
+                grade = [sys.executable, "-m", "grader.cli", "grade", str(Path(work) / "class"), "--out",
+                         str(Path(work) / "out")]
+                times.append(seconds(grade, base))
+        print(f"| `softlookup grade` of {name} alone | {statistics.median(times):.2f} |", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--per-exercise", action="store_true", help="the edit-then-check loop of each exercise")
+    parser.add_argument("--looping", action="store_true", help="check and grade of a softmax that never returns")
     args = parser.parse_args()
-    if args.per_exercise:
+    if args.per_exercise or args.looping:
         with tempfile.TemporaryDirectory() as parent:
-            per_exercise(Path(parent), args.runs)
+            (per_exercise if args.per_exercise else looping)(Path(parent), args.runs)
         return
     print(f"| `softlookup check`, median of {args.runs} fresh processes, {os.cpu_count()} CPUs | without the server "
           "| first check | after an edit | unchanged |")
