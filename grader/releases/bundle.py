@@ -32,8 +32,8 @@ from grader.usage import UsageError
 # The grader package's files that learners get.
 SHIPPED = [
     "__init__.py", "cli.py", "usage.py",
-    *[f"engine/{name}.py" for name in ("__init__", "clock", "codec", "confine", "edition", "errors", "fork_servers",
-                                        "ground_truth", "hint_record", "inspection", "intake", "keeper",
+    *[f"engine/{name}.py" for name in ("__init__", "budget", "clock", "codec", "confine", "edition", "errors",
+                                        "fork_servers", "ground_truth", "hint_record", "inspection", "intake", "keeper",
                                         "landlock", "model_cache", "notebooks", "options", "pipes", "plugin",
                                         "protections", "proxies", "registry", "results", "runner", "sandbox",
                                         "seccomp", "slot", "spawner", "system", "verify", "worker", "zygote")],
