@@ -24,6 +24,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
@@ -32,6 +33,7 @@ PASSED_ON = ("PATH", "LANG", "LC_ALL", "HOME", "XDG_CACHE_HOME", "HF_HOME", "HF_
 FIXED = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
          "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}  # one thread: forks are only safe without others
 START_TIMEOUT = 120.0  # seconds to import torch and transformers on a loaded machine
+LEAVE_WAIT = 2.0  # seconds a fork server the judge is done with waits for its supervisors to end
 
 
 class ForkServerError(RuntimeError):
@@ -94,6 +96,23 @@ class ForkServer:
             self.process.wait()
 
 
+def _leave():
+    """Exit as soon as the supervisors forked from here have ended, not after a second of torch's own teardown.
+
+    The judge has stopped their workers by now, so they end within milliseconds; waited for, none is left to
+    an init that may never reap it (a container's first process often does not). One still there after
+    :data:`LEAVE_WAIT` is killed as this process ends (each asked for that with ``die_with_parent``).
+    """
+    deadline = time.monotonic() + LEAVE_WAIT
+    while time.monotonic() < deadline:
+        try:
+            os.waitpid(-1, os.WNOHANG)  # SIGCHLD is ignored here: this raises once no child is left at all
+        except ChildProcessError:
+            break
+        time.sleep(0.005)
+    os._exit(0)
+
+
 def main():
     """The fork server's own loop (in the fork server's process)."""
     from grader.engine import confine, model_cache, worker
@@ -113,8 +132,8 @@ def main():
             data, descriptors, _, _ = socket.recv_fds(control, 65536, 2)
         except (OSError, KeyboardInterrupt):
             data = b""
-        if not data:  # the judge is done with it: leave at once, not after a second of torch's own teardown
-            os._exit(0)
+        if not data:  # the judge is done with it
+            _leave()
         settings = worker.Settings(**json.loads(data))
         try:
             model_cache.prebuild(settings)  # once per model, here: the worker forked next inherits it
