@@ -93,6 +93,10 @@ class ModelSpec:
     def without_attentions(self) -> "ModelSpec":
         return replace(self, attentions=False)
 
+    def family(self) -> set["ModelSpec"]:
+        """This model, its tokenizer and its twin that reports no attention weights: what checks derive from it."""
+        return {self, self.tokenizer(), self.without_attentions()}
+
     def plain(self) -> dict:
         """Its fields, less a standard shape: a spec reads as it did before shapes, and so do recorded answers."""
         fields = asdict(self)

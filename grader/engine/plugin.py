@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import codec, fork_servers, ground_truth, hint_record, inspection, notebooks, options, registry
+from grader.engine import codec, fork_servers, ground_truth, hint_record, inspection, notebooks, options, registry, slot
 from grader.engine.intake import exercise_folder
 from grader.engine.errors import KitError, SubmissionError
 from grader.engine.proxies import Namespace
@@ -86,6 +86,19 @@ def pytest_configure(config):
 def grading(config) -> Grading | None:
     """The grading of this pytest session (None where this plugin is not loaded)."""
     return config.pluginmanager.get_plugin(PLUGIN)
+
+
+def _expect_declared_models(checks):
+    """The GPT-2s each check file names in ``WORKER_MODELS`` (with their families), expected from the start by
+    its exercise's module and the kit's: the workers build them all before the first call, instead of starting
+    again for each model a check asks for first (27 starts for gpt2_heads, cold)."""
+    for module in {item.module for item, _ in checks}:
+        exercise = _check_of(next(item for item, _ in checks if item.module is module))[0]
+        declared = set().union(*(spec.family() for spec in getattr(module, "WORKER_MODELS", ())))
+        if declared:
+            slot.expect_models(exercise.module, declared)
+            for kit_module in ground_truth.MODULES:  # the kit's answers come from the same models
+                slot.expect_models(f"{registry.KIT_PACKAGE}.{kit_module}", declared)
 
 
 def _check_of(item) -> tuple[registry.Exercise, bool] | None:
@@ -202,6 +215,7 @@ class Grading:
                                         "folder: give --solutions DIR, or --public to grade the public checks only")
         collected = {exercise for _, (exercise, _) in checks}
         self.exercises = [exercise for exercise in registry.EXERCISES if exercise in collected]
+        _expect_declared_models(checks)
         if self.exercises and not self.batch:
             self._begin_option(Path(session.config.getoption("submission")))
 

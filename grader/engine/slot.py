@@ -110,6 +110,11 @@ class WorkerHandle:
 MODELS_NEEDED: dict[str, set] = {}
 
 
+def expect_models(module: str, specs):
+    """Models that calls into ``module`` will need: its first worker builds them all, none is learned late."""
+    MODELS_NEEDED.setdefault(module, set()).update(specs)
+
+
 @dataclass
 class Slot:
     """One folder-and-module pair: its live worker, and what is already known to fail."""
@@ -134,9 +139,9 @@ class Slot:
 
         A new worker builds all of them before it imports learner code (the
         fork server has built them already: :mod:`grader.engine.model_cache`).
-        The set outlives sandboxes (:data:`MODELS_NEEDED`), so only the first
-        grading's workers restart when a check asks for a model not seen yet:
-        a warm re-check, ``--watch`` and a class's later students start one.
+        The set outlives sandboxes (:data:`MODELS_NEEDED`), and starts with the
+        models the check files declare (:func:`expect_models`), so a worker
+        restarts only for a model that no check file named.
         """
         return MODELS_NEEDED.setdefault(self.module, set())
 

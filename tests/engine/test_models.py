@@ -67,3 +67,23 @@ def test_a_learner_who_changes_a_model_changes_only_their_own_copy(tmp_path):
     assert earned < possible  # its own later calls saw the zeroed model
     honest = run(make_submission(tmp_path / "honest"), ["gpt2_heads"])
     assert honest.full_marks, [c.message for e in honest.exercises for c in e.checks if not c.passed]
+
+
+def test_a_first_grading_starts_one_worker_for_the_learners_module(tmp_path, monkeypatch):
+    """The check files name the models they hand out (WORKER_MODELS): a fresh process builds them all at once."""
+    monkeypatch.setattr(slot, "MODELS_NEEDED", {})  # nothing remembered, as in a fresh process
+    started = learner_starts(monkeypatch)
+    result = run(make_submission(tmp_path / "submission"), ["gpt2_heads"])
+    assert result.full_marks and len(started) == 1 and started[0] > 1, started
+
+
+def test_the_check_files_name_every_model_their_checks_hand_out(tmp_path, monkeypatch):
+    """A model that no check file names is learned late, a worker started again for it. With the names set
+    aside, the reference's grading asks for no model outside them."""
+    declared = {}
+    monkeypatch.setattr(slot, "MODELS_NEEDED", {})
+    monkeypatch.setattr(slot, "expect_models", lambda module, specs: declared.setdefault(module, set()).update(specs))
+    assert run(make_submission(tmp_path / "submission"), ["gpt2_heads", "gpt2_values"]).full_marks
+    asked = {module: specs for module, specs in slot.MODELS_NEEDED.items() if specs}
+    unnamed = {module: specs - declared.get(module, set()) for module, specs in asked.items()}
+    assert asked and not any(unnamed.values()), unnamed

@@ -33,6 +33,9 @@ def tiny(seed, kind, shape):
     return ModelSpec(kind="tiny", seed=seed, head=kind, shape=shape), name
 
 
+WORKER_MODELS = [tiny(seed, kind, shape)[0] for seed, kind, shape, *_ in CASES]  # built before the first call
+
+
 def compare(received, expected, what):
     tokens, pattern = verify.pair(received, what, "(tokens, pattern)")
     verify.expect(list(tokens) == list(expected[0]) if isinstance(tokens, (list, tuple)) else False,

@@ -8,7 +8,7 @@ with <|endoftext|> first. Tolerance: 1e-5 absolute and relative on every number.
 import pytest
 
 from grader.engine import verify
-from grader.checks.hidden.test_gpt2_heads import CASES, IDS, SENTENCES, tiny
+from grader.checks.hidden.test_gpt2_heads import CASES, IDS, SENTENCES, WORKER_MODELS, tiny  # noqa: F401 (WORKER_MODELS: declared here too)
 
 TOLERANCE = 1e-5
 

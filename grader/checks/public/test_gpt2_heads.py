@@ -20,6 +20,7 @@ from grader.engine.results import ErrorKind
 # Each shape of lesson.TINY_SHAPES: a head size, head count or layer count written in as a number fails one.
 MODELS = {shape: ModelSpec(kind="tiny", seed=0, head="lm", shape=shape) for shape in lesson.TINY_SHAPES}
 TINY = MODELS["standard"]
+WORKER_MODELS = list(MODELS.values())  # what workers build before the first call (grader.engine.plugin)
 LESSON = lesson.SENTENCE
 OTHER = "The dog chased the ball across the garden because it was bored"
 

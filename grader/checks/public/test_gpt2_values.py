@@ -19,6 +19,7 @@ from grader.engine.codec import ModelSpec
 
 # Each shape of lesson.TINY_SHAPES: a head size, head count or layer count written in as a number fails one.
 MODELS = {shape: ModelSpec(kind="tiny", seed=0, head="lm", shape=shape) for shape in lesson.TINY_SHAPES}
+WORKER_MODELS = list(MODELS.values())  # what workers build before the first call (grader.engine.plugin)
 TOLERANCE = 1e-5  # float32 inside torch, compared in float64
 VECTORS = ("queries", "keys", "values")
 
