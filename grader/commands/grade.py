@@ -25,7 +25,7 @@ from grader.engine.options import Options
 from grader.engine.protections import unconfined
 from grader.engine.results import ErrorKind, SubmissionResult, write_atomically
 from grader.platforms import Export, detect, folders, listing
-from grader.reports import gradebook
+from grader.reports import gradebook, summary
 from grader.usage import Parser, UsageError
 
 NOT_FOUND = (ErrorKind.MISSING, ErrorKind.INVALID)  # why a check had nothing to grade: no module, no readable submission
@@ -95,12 +95,14 @@ def main(argv=None) -> int:
         print(f"softlookup grade: nothing new: all {len(export.students)} students were graded in {args.out} "
               "before (--force grades them again)", file=sys.stderr)
     interrupted, failure, fresh = False, "", []
+    charts = summary.prepare_charts()  # while the judges grade
     try:
         failure = _graded(todo, args.jobs, args.out.resolve(), exercises, judge_arguments(args, exercises), fresh)
     except KeyboardInterrupt:
         interrupted = True
     except Exception as error:  # the coordinator's own fault: the gradebook of those graded is still written
         failure = f"the batch stopped ({batch.described(error)})"
+    charts.join()
     graded = write_gradebook(args.out, export, exercises, args.assignment)
     written = ", ".join(str(args.out / name) for name in ("grades.csv", *_import_file(export.layout)))
     again = "graded again" if args.force else "new"
