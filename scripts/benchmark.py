@@ -70,11 +70,27 @@ def stop_server(env: dict):
         os.environ.update(before)
 
 
+def learner_env() -> dict:
+    """The environment a learner checks in: offline, the server allowed."""
+    base = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    base.pop("SOFTLOOKUP_NO_SERVER", None)
+    return base
+
+
+def after_edits(check: list[str], env: dict, edited: Path, runs: int) -> list[float]:
+    """Seconds of ``check`` after each of ``runs`` edits of ``edited`` (a comment appended)."""
+    times = []
+    for run in range(runs):
+        with open(edited, "a") as handle:
+            handle.write(f"# edit {run}\n")
+        times.append(seconds(check, env))
+    return times
+
+
 def figures(folder: Path, edited: Path, runs: int) -> list[float]:
     """Medians of the four columns for one folder."""
     check = [sys.executable, "-m", "grader.cli", "check", str(folder)]
-    base = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    base.pop("SOFTLOOKUP_NO_SERVER", None)
+    base = learner_env()
     alone = [seconds([*check, "--no-server"], base) for _ in range(runs)]
     first = []
     for _ in range(runs):
@@ -85,11 +101,7 @@ def figures(folder: Path, edited: Path, runs: int) -> list[float]:
     with tempfile.TemporaryDirectory(prefix="sl-bench-") as runtime:
         env = {**base, "XDG_RUNTIME_DIR": runtime}
         seconds(check, env)
-        after_edit = []
-        for run in range(runs):
-            with open(edited, "a") as handle:
-                handle.write(f"# edit {run}\n")
-            after_edit.append(seconds(check, env))
+        after_edit = after_edits(check, env, edited, runs)
         unchanged = [seconds(check, env) for _ in range(runs)]
         stop_server(env)
     return [statistics.median(times) for times in (alone, first, after_edit, unchanged)]
@@ -98,8 +110,7 @@ def figures(folder: Path, edited: Path, runs: int) -> list[float]:
 def per_exercise(parent: Path, runs: int):
     """The learner's loop: every exercise solved, the server warm, one file edited, then `check --exercise` of it."""
     folder = folder_with(parent, len(registry.EXERCISES))
-    base = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    base.pop("SOFTLOOKUP_NO_SERVER", None)
+    base = learner_env()
     print(f"| after an edit, median of {runs} fresh processes, {os.cpu_count()} CPUs | seconds |")
     print("| --- | --- |")
     with tempfile.TemporaryDirectory(prefix="sl-bench-") as runtime:
@@ -107,11 +118,7 @@ def per_exercise(parent: Path, runs: int):
         for exercise in registry.EXERCISES:
             check = [sys.executable, "-m", "grader.cli", "check", str(folder), "--exercise", exercise.module]
             seconds(check, env)  # the server's first grading of this exercise: what a learner pays once
-            times = []
-            for run in range(runs):
-                with open(folder / f"{exercise.module}.py", "a") as handle:
-                    handle.write(f"# edit {run}\n")
-                times.append(seconds(check, env))
+            times = after_edits(check, env, folder / f"{exercise.module}.py", runs)
             print(f"| `{exercise.module}` | {statistics.median(times):.2f} |", flush=True)
         stop_server(env)
 
@@ -125,19 +132,14 @@ def looping(parent: Path, runs: int):
     looping = folder_with(parent, len(registry.EXERCISES))
     (looping / "softmax.py").write_text(LOOPING_SOFTMAX)
     honest = folder_with(parent, len(registry.EXERCISES))
-    base = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    base.pop("SOFTLOOKUP_NO_SERVER", None)
+    base = learner_env()
     print(f"| a looping softmax, median of {runs} fresh processes, {os.cpu_count()} CPUs | seconds |")
     print("| --- | --- |")
     with tempfile.TemporaryDirectory(prefix="sl-bench-") as runtime:
         env = {**base, "XDG_RUNTIME_DIR": runtime}
         check = [sys.executable, "-m", "grader.cli", "check", str(looping)]
         seconds(check, env)
-        times = []
-        for run in range(runs):
-            with open(looping / "lookup.py", "a") as handle:
-                handle.write(f"# edit {run}\n")
-            times.append(seconds(check, env))
+        times = after_edits(check, env, looping / "lookup.py", runs)
         stop_server(env)
     print(f"| `softlookup check` of all six, after an edit | {statistics.median(times):.2f} |")
     for name, folder in (("the looping student", looping), ("an honest student", honest)):

@@ -36,7 +36,7 @@ from grader.engine.intake import exercise_folder
 from grader.engine.errors import KitError, SubmissionError
 from grader.engine.proxies import Namespace
 from grader.engine.results import CheckResult, ErrorKind, SubmissionResult
-from grader.engine.sandbox import PrintLog, Sandbox
+from grader.engine.sandbox import Sandbox
 from grader.engine.slot import Limits
 from grader.engine.verify import CheckFailure
 
@@ -86,19 +86,6 @@ def pytest_configure(config):
 def grading(config) -> Grading | None:
     """The grading of this pytest session (None where this plugin is not loaded)."""
     return config.pluginmanager.get_plugin(PLUGIN)
-
-
-def _expect_declared_models(checks):
-    """The GPT-2s each check file names in ``WORKER_MODELS`` (with their families), expected from the start by
-    its exercise's module and the kit's: the workers build them all before the first call, instead of starting
-    again for each model a check asks for first (27 starts for gpt2_heads, cold)."""
-    for module in {item.module for item, _ in checks}:
-        exercise = _check_of(next(item for item, _ in checks if item.module is module))[0]
-        declared = set().union(*(spec.family() for spec in getattr(module, "WORKER_MODELS", ())))
-        if declared:
-            slot.expect_models(exercise.module, declared)
-            for kit_module in ground_truth.MODULES:  # the kit's answers come from the same models
-                slot.expect_models(f"{registry.KIT_PACKAGE}.{kit_module}", declared)
 
 
 def _check_of(item) -> tuple[registry.Exercise, bool] | None:
@@ -215,7 +202,12 @@ class Grading:
                                         "folder: give --solutions DIR, or --public to grade the public checks only")
         collected = {exercise for _, (exercise, _) in checks}
         self.exercises = [exercise for exercise in registry.EXERCISES if exercise in collected]
-        _expect_declared_models(checks)
+        # The GPT-2s a check file names (WORKER_MODELS), expected by its exercise's module and the kit's, whose
+        # answers come from the same models: a first worker builds them all, not one start per model.
+        for item, (exercise, _) in checks:
+            for spec in getattr(item.module, "WORKER_MODELS", ()):
+                for module in (exercise.module, *(f"{registry.KIT_PACKAGE}.{name}" for name in ground_truth.MODULES)):
+                    slot.expect_models(module, spec.family())
         if self.exercises and not self.batch:
             self._begin_option(Path(session.config.getoption("submission")))
 
@@ -267,7 +259,7 @@ class Grading:
                 message = f"the grader could not judge this ({type(error).__name__}: {error}); please report it"
                 kind = ErrorKind.KIT
         self._record(item, "passed" if report.passed else "skipped" if report.skipped else "failed", message, kind,
-                     _printed(self.sandbox.printed), mistake)
+                     self.sandbox.printed.text(), mistake)
         return report
 
     def pytest_sessionfinish(self, session):
@@ -375,13 +367,6 @@ def learners_paths(text: str, sandbox: Sandbox) -> str:
                 made = f"{shown(source)} (as {name})" if source.suffix == ".ipynb" else shown(source)
                 text = text.replace(os.path.join(copy, name), made)
             text = text.replace(copy + os.sep, shown(origin) + os.sep)
-    return text
-
-
-def _printed(calls: PrintLog) -> str:
-    text = "\n".join(f"{label} printed:\n{output}" for label, output in calls)
-    if getattr(calls, "dropped", 0):
-        text += f"\n... ({calls.dropped} more calls printed something: more than the grader keeps for one check)"
     return text
 
 

@@ -206,4 +206,11 @@ class PrintLog(list):
         super().clear()
         self.size = self.dropped = 0
 
+    def text(self) -> str:
+        """What the check's calls printed, each under the call that printed it, and how many more did."""
+        text = "\n".join(f"{label} printed:\n{output}" for label, output in self)
+        if self.dropped:
+            text += f"\n... ({self.dropped} more calls printed something: more than the grader keeps for one check)"
+        return text
+
 
