@@ -210,6 +210,29 @@ def nbgrader(course, *args):
     return done
 
 
+_COURSES: dict[tuple[str, ...], Path] = {}  # release options -> the course made with them, in this test process
+
+
+def released_course(folder: Path, *options: str) -> Path:
+    """``folder`` holding an nbgrader course as an instructor starts one: ``softlookup release nbgrader`` (with
+    ``options``), then nbgrader's ``generate_assignment``.
+
+    The two steps cost about 7 s of CPU and depend on the kit alone, so each set of options is made once per test
+    process and copied; a test then changes its own copy (the configuration, the submissions).
+    """
+    from grader.releases.nbgrader_course import ASSIGNMENT
+
+    if options not in _COURSES:
+        made = Path(tempfile.mkdtemp(prefix="softlookup-course-")) / "course"
+        atexit.register(shutil.rmtree, made.parent, True)
+        released = softlookup("release", "nbgrader", made, *options)
+        assert released.returncode == 0, released.stdout[-3000:] + released.stderr[-3000:]
+        nbgrader(made, "generate_assignment", ASSIGNMENT)
+        _COURSES[options] = made
+    shutil.copytree(_COURSES[options], folder, dirs_exist_ok=True)
+    return folder
+
+
 def notebook_scores(course, student):
     from nbgrader.api import Gradebook
 

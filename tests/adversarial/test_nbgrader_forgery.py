@@ -42,7 +42,7 @@ from grader.engine.results import CheckResult, SubmissionResult
 from grader.releases.nbgrader_course import ASSIGNMENT
 from grader.releases.nbgrader_step import outputs
 from helpers import softlookup
-from helpers import IMPORT_TIME_LIMIT, nbgrader, notebook_scores
+from helpers import IMPORT_TIME_LIMIT, nbgrader, notebook_scores, released_course
 
 pytestmark = pytest.mark.slow  # a whole road end to end (tests/pytest.ini)
 
@@ -110,14 +110,12 @@ def plain_config(text: str) -> str:
 
 
 def make_course(folder, plain: bool):
-    options = [arg for name in EXERCISES for arg in ("--exercise", name)]
-    assert softlookup("release", "nbgrader", folder, *options).returncode == 0
+    released_course(folder, *[arg for name in EXERCISES for arg in ("--exercise", name)])
     config = folder / "nbgrader_config.py"
     if plain:
         config.write_text(plain_config(config.read_text()))
     else:  # attention's stall ends at the import's limit: 5 s, not a grading's 30
         config.write_text(config.read_text() + f"c.GradeInConfinement.import_time_limit = {IMPORT_TIME_LIMIT}\n")
-    nbgrader(folder, "generate_assignment", ASSIGNMENT)
     source, released = folder / "source" / ASSIGNMENT, folder / "release" / ASSIGNMENT
     for student in ("honest", "forger"):
         submitted = folder / "submitted" / student / ASSIGNMENT

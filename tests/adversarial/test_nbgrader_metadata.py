@@ -23,7 +23,7 @@ import pytest
 
 from grader.engine import registry
 from grader.releases.nbgrader_course import ASSIGNMENT
-from helpers import NBGRADER, NBGRADER_ENV, nbgrader, notebook_scores, softlookup
+from helpers import NBGRADER, NBGRADER_ENV, nbgrader, notebook_scores, released_course, softlookup
 
 pytestmark = pytest.mark.slow  # a whole road end to end (tests/pytest.ini)
 
@@ -54,13 +54,12 @@ def pasted(cell):
 
 def make_course(folder, nbgraders_own_sanitizing: bool) -> subprocess.CompletedProcess:
     """The course with every student submitted, autograded in one run; the run, which may have stopped."""
-    assert softlookup("release", "nbgrader", folder, "--exercise", "softmax").returncode == 0
+    released_course(folder, "--exercise", "softmax")
     if nbgraders_own_sanitizing:  # the course as it was: nbgrader's default sanitize_preprocessors
         config = folder / "nbgrader_config.py"
         text = config.read_text()
         start = text.index("c.Autograde.sanitize_preprocessors")
         config.write_text(text[:start] + text[text.index("]\n", start) + 2:])
-    nbgrader(folder, "generate_assignment", ASSIGNMENT)
     source = nbformat.read(folder / "source" / ASSIGNMENT / "softmax.ipynb", as_version=4)
     for student in STUDENTS:
         submitted = folder / "submitted" / student / ASSIGNMENT

@@ -15,11 +15,10 @@ import html
 import nbformat
 import pytest
 
-from helpers import IMPORT_TIME_LIMIT, SECONDS, nbgrader, notebook_scores, run
+from helpers import IMPORT_TIME_LIMIT, SECONDS, nbgrader, notebook_scores, released_course, run
 from grader.engine import notebooks, registry
 from grader.engine.results import HIDDEN_FEEDBACK
 from grader.releases.nbgrader_course import ASSIGNMENT
-from helpers import softlookup
 
 pytestmark = pytest.mark.slow  # a whole road end to end (tests/pytest.ini)
 
@@ -47,11 +46,9 @@ def edited(notebook, edits):
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    course = tmp_path_factory.mktemp("course")
-    assert softlookup("release", "nbgrader", course).returncode == 0
+    course = released_course(tmp_path_factory.mktemp("course"))
     with open(course / "nbgrader_config.py", "a") as config:  # a limit of softlookup grade's, as a course sets it
         config.write(f"c.GradeInConfinement.import_time_limit = {IMPORT_TIME_LIMIT}\n")
-    nbgrader(course, "generate_assignment", ASSIGNMENT)
     source, released = course / "source" / ASSIGNMENT, course / "release" / ASSIGNMENT
 
     def read(folder, name):
