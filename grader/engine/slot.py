@@ -13,10 +13,11 @@ the worker was left with: it runs learner code, which can change its own caps.
 
 A function's first call on a worker may take up to :data:`ONE_TIME_ALLOWANCE`
 more than its limit, for what a first call pays once (a library's lazy
-imports); a call past what it may take kills its worker and is a hang: the
-function is never called again for that submission, not even through the
-modules that import it (their workers get a stand-in for it that says so).
-So a loop is waited for once, for the limit and the allowance.
+imports), once the kernel shows it paying such a cost (:class:`clock.Meter`);
+a call past what it may take kills its worker and is a hang: the function
+is never called again for that submission, not even through the modules
+that import it (their workers get a stand-in for it that says so). So a loop
+is waited for once, for its limit (and the allowance, if it loaded anything).
 """
 
 from __future__ import annotations
@@ -201,7 +202,7 @@ class Slot:
                    "args": codec.to_plain(list(args)), "report_arguments": report_arguments}
         stage = f"importing {self.module}.py" if op == "import" else f"running {function}()"
         try:
-            self.worker.conn.settimeout(clock.WAITING_FACTOR * meter.limit)  # the worker reads requests itself
+            self.worker.conn.settimeout(meter.waiting_limit)  # the worker reads requests itself
             codec.send(self.worker.conn, request)
             # What the call printed comes first, in a message of its own with a small bound: a worker whose
             # cap was raised by learner code has that message dropped, and its answer still counts.
@@ -308,13 +309,13 @@ class Slot:
         first = op == "call" and function not in self.called  # an import is all one-time cost: its limit has room
         allowance = min(time_limit, ONE_TIME_ALLOWANCE) if first else 0.0
         budget = None if self.trusted else self.sandbox.budget.left()
-        meter = clock.Meter(self.worker.pid, time_limit + allowance, budget)
+        meter = clock.Meter(self.worker.pid, time_limit, budget, allowance)
         try:
             answer = self._exchange(op, function, args, meter, report_arguments)
         except CallStopped as stopped:
             if stopped.bound == "budget":  # the budget ran out, not the call's own limit: it is not a hang
                 raise SubmissionError(ErrorKind.BUDGET, self.sandbox.budget.spent_message("was stopped"), label) from None
-            raise SubmissionError(ErrorKind.TIMEOUT, _overrun(stopped.bound, time_limit, allowance), label) from None
+            raise SubmissionError(ErrorKind.TIMEOUT, _overrun(stopped.bound, meter), label) from None
         except SubmissionError as error:
             error.label = label
             raise
@@ -350,14 +351,14 @@ class CallStopped(Exception):
         self.bound = bound
 
 
-def _overrun(bound: str, limit: float, allowance: float) -> str:
+def _overrun(bound: str, meter: clock.Meter) -> str:
     """What a call (or an import) that ran past its limit did, as :meth:`SubmissionError.explain` tells it."""
-    more = f" and the {allowance:g} s more a first call may take" if allowance else ""
     if bound == "waiting":
-        return (f"waited for more than {clock.WAITING_FACTOR * (limit + allowance):g} s without computing (a sleep, "
-                "an input() or a lock that is never released?): the checks wait for no one")
-    return (f"computed for more than its {limit:g} s time limit{more} (of CPU time, however busy the machine): is "
-            "there a loop that never ends?")
+        return (f"waited for more than {meter.waiting_limit:g} s without computing (a sleep, an input() or a lock "
+                "that is never released?): the checks wait for no one")
+    more = f" and the {meter.allowance:g} s more a first call may take" if meter.allowance and meter.loading else ""
+    return (f"computed for more than its {meter.limit:g} s time limit{more} (of CPU time, however busy the machine): "
+            "is there a loop that never ends?")
 
 
 def _printed(output: str, lines: int, keep: int) -> str:

@@ -32,15 +32,24 @@ def burn(seconds):
         pass
     return seconds
 
+def load():
+    """Fill 32 MB of fresh memory, as a library's lazy import loads its code and data."""
+    return len(b"x" * (32 * 2**20))
+
 _first_call = True
 
 def costly_once():
-    """A first call pays 1.5 s once, as a library's lazy import does; later calls cost nothing."""
+    """A first call loads, then pays 1.5 s once, as a library's lazy import does; later calls cost nothing."""
     global _first_call
     if _first_call:
         _first_call = False
+        load()
         burn(1.5)
     return 1
+
+def load_then_burn(seconds):
+    load()
+    return burn(seconds)
 
 def sleep(seconds):
     time.sleep(seconds)
@@ -92,11 +101,31 @@ def test_waiting_is_held_to_the_backstop(timed):
 
 
 def test_computing_too_long_is_a_hang(timed):
+    """A first call that loads nothing is held to its limit alone: a loop gets no allowance for one-time costs."""
+    learner, _ = timed
+    with pytest.raises(SubmissionError, match=r"computed for more than its 1 s time limit \(of CPU time") as error:
+        learner.timed.burn(30)
+    assert error.value.kind == "timeout" and "a first call may take" not in str(error.value)
+
+
+def test_a_first_call_that_loads_has_its_allowance(timed):
+    """A first call that loads (32 MB of fresh memory) and then computes on is stopped past the allowance too."""
     learner, _ = timed
     with pytest.raises(SubmissionError, match=r"computed for more than its 1 s time limit and the 1 s more a first "
                                               r"call may take \(of CPU time") as error:
-        learner.timed.burn(30)
-    assert error.value.kind == "timeout" and "and the 1 s more a first call may take" in str(error.value)
+        learner.timed.load_then_burn(30)
+    assert error.value.kind == "timeout"
+
+
+def test_the_allowance_waits_for_page_faults():
+    """The kernel's page faults tell a one-time cost from a loop: the allowance counts only once they are seen."""
+    meter = clock.Meter(os.getpid(), 1.0, allowance=5.0)
+    end = time.process_time() + 0.05
+    while time.process_time() < end:
+        pass
+    assert not meter.loading and meter.left() < 1.0
+    assert len(b"x" * (32 * 2**20)) and meter.left() > 5.0 and meter.loading  # 8,192 pages of 4 kB touched
+    assert clock.Meter(None, 1.0, allowance=5.0).left() > 5.0  # no clocks to read: given as it stands
 
 
 # -- a class, graded twice: on a quiet machine and on a busy one -----------------------------------------------------
