@@ -1912,7 +1912,7 @@ RIGHT: dict[str, dict[str, str]] = {
     "learning: torch.func.grad, optim.SGD, nn.MSELoss, torch.where": {"learning": LEARNING_TORCH_FUNC_SGD},
     "learning: d2l's nn.Module, logsumexp, jacobian, a manual step": {"learning": LEARNING_D2L_MODULE},
     "learning: optimizer.step(closure), a stable sort, index_put": {"learning": LEARNING_CLOSURE},
-    "learning: a Python loop per query and per key, torch.func.grad, F.mse_loss (slow: 1.3 s per fit)": {
+    "learning: a Python loop per query and per key, torch.func.grad, F.mse_loss (slow: a Python loop per step)": {
         "learning": LEARNING_PER_QUERY_LOOPS},
     "learning: torch.func.grad_and_value and vmap, a functional descent": {"learning": LEARNING_TORCH_FUNC_FUNCTIONAL},
     "learning: the slope as a central difference in numpy (h = 1e-6), optim.SGD": {
@@ -1929,7 +1929,7 @@ RIGHT: dict[str, dict[str, str]] = {
 # Right answers that compute slowly or pay a one-time cost in their first call: graded on a busy machine too
 # (tests/engine/test_clock.py).
 SLOW_RIGHT = ["learning: torch.func.grad, optim.SGD, nn.MSELoss, torch.where",
-              "learning: a Python loop per query and per key, torch.func.grad, F.mse_loss (slow: 1.3 s per fit)"]
+              "learning: a Python loop per query and per key, torch.func.grad, F.mse_loss (slow: a Python loop per step)"]
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Flawed: code from the wild with one flaw, which loses exactly the checks that flaw deserves, each with its verdict
