@@ -21,7 +21,8 @@ once: a library's lazy import, a first gradient's. Those costs load code and
 data, which the kernel counts as page faults, thousands a second; a loop
 faults next to never. So the allowance is given once the call has faulted
 :data:`LOADING_FAULTS` times, and a loop that loads nothing is stopped at its
-limit. Where the faults cannot be read, the allowance is given as it stands.
+limit. Where the faults cannot be read (or are not counted), the allowance
+is given as it stands.
 """
 
 from __future__ import annotations
@@ -88,7 +89,9 @@ class Meter:
         self.started = time.monotonic()
         self.bound: str | None = None
         self.last = (0.0, 0.0)
-        self.loading = self.start is None  # no faults to read: the allowance is given as it stands
+        # No faults to read, or a kernel that does not count them (a live Python has faulted thousands of times;
+        # a sandboxing kernel such as gVisor may show 0): the allowance is given as it stands.
+        self.loading = self.start is None or self.start.faults == 0
         self.waiting_limit = WAITING_FACTOR * (limit + allowance)  # seconds of its own waiting it may take
 
     def used(self) -> tuple[float, float]:
