@@ -170,15 +170,20 @@ def exercise_score(result, module: str) -> tuple[float, float]:
 
 
 @contextlib.contextmanager
-def cpu_hog(per_core: int = 4):
-    """A busy machine for the duration: ``per_core`` busy loops per core, each in a process session of its own.
+def cpu_hog(loops: int = 4):
+    """A busy core for the duration: this process, whatever it starts, and ``loops`` busy loops share one core.
 
     Each loop needs its own process session: Linux's scheduler shares the processor out
     per session (autogroups) where that is on, and loops started in one session
-    would together take no more than one worker does.
+    would together take no more than one worker does. All of them on one core
+    starve a learner's code as ``loops`` loops per core would, while the
+    machine's other cores go on with the rest of the suite; where processes
+    cannot be pinned (not Linux) there are ``loops`` loops per core instead.
     """
+    pinned = _pin_to_one_core()
+    count = loops if pinned else loops * (os.cpu_count() or 1)
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
-            for _ in range(per_core * (os.cpu_count() or 1))]
+            for _ in range(count)]
     try:
         yield hogs
     finally:
@@ -186,6 +191,41 @@ def cpu_hog(per_core: int = 4):
             hog.kill()
         for hog in hogs:
             hog.wait()
+        if pinned:
+            _pin_tree(pinned)
+
+
+def _pin_to_one_core() -> set[int] | None:
+    """Pin this process's tree to the first core it may use; the cores it had, or None where it cannot be pinned."""
+    if not hasattr(os, "sched_setaffinity") or not Path("/proc/self/task").is_dir():
+        return None
+    cores = os.sched_getaffinity(0)
+    _pin_tree({min(cores)})
+    return cores
+
+
+def _pin_tree(cores: set[int]):
+    """Every thread of this process and of its descendants (as they are now) onto ``cores``; a child started
+    afterwards inherits them from its parent."""
+    for pid in [os.getpid(), *descendants(os.getpid())]:
+        for task in Path(f"/proc/{pid}/task").glob("[0-9]*"):
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(int(task.name), cores)
+
+
+def descendants(pid: int) -> dict[int, tuple[int, str]]:
+    """The live descendants of process ``pid`` (Linux), each with its parent's pid and its command line."""
+    found: dict[int, tuple[int, str]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            parent = int(stat.read_text().rpartition(")")[2].split()[1])
+            found[int(stat.parent.name)] = (parent, (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ")
+                                            .decode(errors="replace"))
+    tree, index = [pid], 0
+    while index < len(tree):
+        tree.extend(child for child, (parent, _) in found.items() if parent == tree[index])
+        index += 1
+    return {child: found[child] for child in tree[1:]}
 
 
 # -- the commands, as a learner or an instructor runs them ---------------------------------------------

@@ -78,7 +78,7 @@ def test_the_clocks_are_the_kernels():
 
 
 def test_right_code_keeps_its_answers_on_a_busy_machine(timed):
-    """0.6 s of computing under a 1 s limit, five times, with four busy loops per core running beside it."""
+    """0.6 s of computing under a 1 s limit, five times, with four busy loops on its core beside it."""
     learner, sandbox = timed
     sandbox.begin_submission(budget=4.0)  # 3 s of computing in all: the queueing is not charged
     with cpu_hog():
@@ -141,19 +141,19 @@ def test_a_kernel_that_counts_no_faults_gives_the_allowance(monkeypatch):
 
 @pytest.mark.slow
 def test_a_class_gets_full_marks_on_a_busy_machine(tmp_path):
-    """`softlookup grade --jobs 2` of the learning exercise, a 2.5 s time limit, under three busy loops per core.
+    """`softlookup grade --jobs 2` of the learning exercise, a 2.5 s time limit, beside three busy loops on its core.
 
     The class holds the reference and right answers that compute slowly (a
     Python loop per query and key: 0.2 s of CPU per public fit, 0.6 s per
     hidden one) or pay a one-time cost (torch.func's first gradient: 1 s of
     CPU, most of it importing), which lost points on a busy machine when a
     call was held to its wall time. Right answers all, they earn every point,
-    as on a quiet machine. Each busy loop has a process session of its own,
-    so a worker gets a quarter of its core or less: a hidden fit takes over
-    2.4 s on the wall, and held to the wall clock the slow answers lose 23 of
-    31 points. The limit leaves room for CPU time itself growing on a busy
-    machine (a hidden fit took 1.0 s beside 12 loops, and a 1 s limit failed
-    it).
+    as on a quiet machine. The grading and the loops share one core, each
+    loop in a process session of its own, so a worker gets a fifth of it or
+    less: a hidden fit's 0.6 s of CPU takes some 3 s on the wall, and held to
+    the wall clock the slow answers lose 23 of 31 points. The limit leaves
+    room for CPU time itself growing on a busy machine (a hidden fit took
+    1.0 s beside 12 loops, and a 1 s limit failed it).
     """
     from wild import RIGHT, SLOW_RIGHT
 
@@ -161,7 +161,7 @@ def test_a_class_gets_full_marks_on_a_busy_machine(tmp_path):
     make_submission(submissions / "reference")
     for index, name in enumerate(SLOW_RIGHT):
         make_submission(submissions / f"student-{index}", files=RIGHT[name])
-    with cpu_hog(per_core=3):
+    with cpu_hog(loops=3):
         done = softlookup("grade", submissions, "--out", tmp_path / "busy", "--jobs", "2", "--exercise", "learning",
                           "--time-limit", "2.5")
     assert done.returncode == 0, done.stdout + done.stderr
