@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import errors, intake, notebooks, options, plugin, registry, runner
+from grader.engine import errors, fork_servers, intake, notebooks, options, plugin, registry, runner
 from grader.engine.intake import Student, one_line
 from grader.engine.results import SubmissionResult, crashed
 
@@ -136,8 +136,14 @@ class _Batch:
 
 
 def serve(argv: list[str]) -> int:
-    """A judge (``serve([FD, *PYTEST_ARGS])``): students from stdin, a line per student to FD."""
-    replies, pytest_args = os.fdopen(int(argv[0]), "w"), argv[1:]
+    """A judge (``serve([FD, SERVERS, *PYTEST_ARGS])``): students from stdin, a line per student to FD.
+
+    SERVERS names the copies of the coordinator's fork servers this judge forks its workers from (JSON:
+    kind -> [descriptor, log]).
+    """
+    replies, pytest_args = os.fdopen(int(argv[0]), "w"), argv[2:]
+    for needs, (descriptor, log) in json.loads(argv[1]).items():
+        fork_servers.adopt(needs, descriptor, log)
     requests = os.fdopen(os.dup(0), "r")  # pytest's capture points descriptor 0 at /dev/null
     runner.stop_cleanly_on_sigterm()
     options.stay_offline()
@@ -189,9 +195,10 @@ class _Coordinator:
         self.record, self.workdir = record, workdir
         self.selector = selectors.DefaultSelector()
         self.judges: list[_Judge] = []
+        self.fork_servers = fork_servers.shared(exercises)  # imported once for the class, a copy per judge
 
     def start_judge(self):
-        judge = _Judge(self.pytest_args, self.workdir)
+        judge = _Judge(self.pytest_args, self.workdir, self.fork_servers)
         self.judges.append(judge)
         self.selector.register(judge.replies, selectors.EVENT_READ, judge)
         judge.give(self.queue.pop(0) if self.queue else None)
@@ -236,21 +243,29 @@ class _Coordinator:
     def stop(self):
         for judge in self.judges:
             judge.stop()
+        for server in self.fork_servers.values():
+            server.close()
 
 
 class _Judge:
     """A judge process and the student it is grading."""
 
-    def __init__(self, pytest_args: list[str], workdir: Path):
+    def __init__(self, pytest_args: list[str], workdir: Path, shared: dict[str, fork_servers.SharedForkServer]):
         reader, writer = os.pipe()
         self.errors = tempfile.TemporaryFile()
+        copies = {needs: server.copy() for needs, server in shared.items()}
+        servers = json.dumps({needs: [copy.fileno(), str(shared[needs].log)] for needs, copy in copies.items()})
         same_kit = (f"import sys; sys.path.insert(0, {str(registry.PACKAGE_DIR.parent)!r}); "
                     "from grader.engine.batch import serve; sys.exit(serve(sys.argv[1:]))")  # the coordinator's own code
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", same_kit, str(writer), *pytest_args],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.errors, pass_fds=[writer], text=True,
-            cwd=workdir)
-        os.close(writer)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", same_kit, str(writer), servers, *pytest_args],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.errors,
+                pass_fds=[writer, *(copy.fileno() for copy in copies.values())], text=True, cwd=workdir)
+        finally:
+            os.close(writer)
+            for copy in copies.values():
+                copy.close()
         self.replies = os.fdopen(reader, "r")
         self.current: Student | None = None
         self.ready = False  # it has collected the checks and reads students

@@ -1,4 +1,4 @@
-"""The fork servers this process has started, one per kind, shared by every grading in it.
+"""The fork servers this process uses, one per kind, shared by every grading in it.
 
 A check's worker is forked from a fork server that has already imported what the
 learner's module needs (numpy alone, torch, or transformers and the lesson's
@@ -6,6 +6,10 @@ model builder), so that the imports are paid once per process: by a test
 run, a class graded in batch or a notebook checking again. That is Linux;
 macOS and Windows cannot fork a worker safely, and a fork server of theirs spawns
 each worker instead, with a spare one importing ahead (:mod:`grader.engine.spawner`).
+
+A class's judges are separate processes. On Linux their coordinator starts
+:func:`shared` fork servers once, and each judge takes a copy of them
+(:func:`adopt`), so that a class pays its imports once, not once per judge.
 """
 
 from __future__ import annotations
@@ -13,12 +17,13 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 
 from grader.engine import registry, system
 from grader.engine.spawner import SpawnServer
-from grader.engine.zygote import ForkServer
+from grader.engine.zygote import ForkServer, SharedForkServer
 
 _servers: dict[str, ForkServer | SpawnServer] = {}
 _server_logs: list[Path] = []
@@ -36,13 +41,41 @@ def server(needs: str) -> ForkServer | SpawnServer:
     running = [kind for kind in kinds[kinds.index(needs):] if kind in _servers]
     if running:
         return _servers[running[0]]
-    if not _server_logs:
-        _server_logs.append(Path(tempfile.mkdtemp(prefix=f"softlookup-{os.getpid()}-servers-")))
-        atexit.register(shutdown)
     kind = ForkServer if system.confines() else SpawnServer
-    imports = ["numpy", "grader.engine.worker", *registry.NEEDS[needs]]  # what it imports before forking
-    _servers[needs] = kind(imports, _server_logs[0] / f"{needs}.log")
+    _servers[needs] = kind(_imports(needs), _log(needs))
     return _servers[needs]
+
+
+def _imports(needs: str) -> list[str]:
+    return ["numpy", "grader.engine.worker", *registry.NEEDS[needs]]  # what a fork server imports before forking
+
+
+def _log(needs: str) -> Path:
+    """Where the fork server of ``needs`` writes its errors: a folder of this process's, removed at exit."""
+    if not _server_logs:
+        atexit.register(shutdown)
+        _server_logs.append(Path(tempfile.mkdtemp(prefix=f"softlookup-{os.getpid()}-servers-")))
+    return _server_logs[0] / f"{needs}.log"
+
+
+def shared(exercises: list[registry.Exercise]) -> dict[str, SharedForkServer]:
+    """For a batch's coordinator: fork servers of the kinds its judges will ask for, to hand out as copies.
+
+    numpy's and the richest the exercises need; a student whose imports need more (torch in a numpy exercise)
+    is served by their judge's own. None where workers are not forked (macOS, Windows).
+    """
+    if not system.confines():
+        return {}
+    kinds = {"numpy", registry.richest(exercise.needs for exercise in exercises)}
+    return {needs: SharedForkServer(_imports(needs), _log(needs)) for needs in kinds}
+
+
+def adopt(needs: str, control_fd: int, log: str):
+    """For a judge: serve ``needs`` from a copy of its coordinator's shared fork server, reached on ``control_fd``.
+
+    The copy stops when the socket closes: at :func:`shutdown`, or as this process ends.
+    """
+    _servers[needs] = ForkServer.adopt(socket.socket(fileno=control_fd), _imports(needs), Path(log))
 
 
 def preload(needs: str = "numpy"):

@@ -13,6 +13,13 @@ can ask the fork server for anything. A request is a worker's
 :class:`grader.engine.worker.Settings` (JSON) with two descriptors attached (the
 worker's end of its message socket and the write end of its status pipe);
 the answer is the supervisor's pid.
+
+A class graded by several judges pays the imports once, not once per judge:
+the batch's coordinator starts a :class:`SharedForkServer`, which forks
+nothing but copies of itself, one per judge, each with a socket pair of its
+own (:meth:`SharedForkServer.copy`); the judge adopts its copy
+(:meth:`ForkServer.adopt`) and uses it as one it had started. A copy never
+hears of another judge, and no worker is forked from the shared one itself.
 """
 
 from __future__ import annotations
@@ -40,24 +47,46 @@ class ForkServerError(RuntimeError):
     """The fork server could not start, or stopped answering."""
 
 
+def _start(modules: list[str], log: Path, role: str) -> tuple[subprocess.Popen, socket.socket]:
+    """A fork server's process, importing ``modules`` in the background, and our end of its control socket."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    command = (f"import sys; sys.path.append({PACKAGE_PARENT!r}); "
+               "from grader.engine.zygote import main; main()")
+    environment = {name: os.environ[name] for name in PASSED_ON if name in os.environ} | FIXED
+    with open(log, "wb") as errors:
+        process = subprocess.Popen(
+            [sys.executable, "-I", "-c", command, str(theirs.fileno()), role, *modules],
+            pass_fds=[theirs.fileno()], env=environment, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=errors, cwd="/")
+    theirs.close()
+    return process, ours
+
+
+def _stop(process: subprocess.Popen | None, control: socket.socket):
+    control.close()  # a fork server exits when it sees the socket close
+    if process is None:
+        return
+    try:
+        process.wait(5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 class ForkServer:
     """The judge's handle on one fork server, started in the background with ``modules`` imported."""
 
     def __init__(self, modules: list[str], log: Path):
-        self.modules = modules
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        command = (f"import sys; sys.path.append({PACKAGE_PARENT!r}); "
-                   "from grader.engine.zygote import main; main()")
-        environment = {name: os.environ[name] for name in PASSED_ON if name in os.environ} | FIXED
-        self.log = log
-        with open(log, "wb") as errors:
-            self.process = subprocess.Popen(
-                [sys.executable, "-I", "-c", command, str(theirs.fileno()), *modules],
-                pass_fds=[theirs.fileno()], env=environment, stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=errors, cwd="/")
-        theirs.close()
-        self.control = ours
+        self.modules, self.log = modules, log
+        self.process, self.control = _start(modules, log, "workers")
         self.ready = False
+
+    @classmethod
+    def adopt(cls, control: socket.socket, modules: list[str], log: Path) -> "ForkServer":
+        """A handle on a copy of a :class:`SharedForkServer` (another process's), reached through ``control``."""
+        server = cls.__new__(cls)
+        server.modules, server.log, server.process, server.control, server.ready = modules, log, None, control, False
+        return server
 
     def _answer(self, timeout: float) -> dict:
         self.control.settimeout(timeout)
@@ -88,12 +117,34 @@ class ForkServer:
         return int(self._answer(30.0)["pid"])
 
     def close(self):
-        self.control.close()  # the fork server exits when it sees the socket close
+        _stop(self.process, self.control)
+
+
+class SharedForkServer:
+    """The coordinator's handle on a fork server whose copies serve a batch's judges, one copy each."""
+
+    def __init__(self, modules: list[str], log: Path):
+        self.modules, self.log = modules, log
+        self.process, self.control = _start(modules, log, "copies")
+
+    def copy(self) -> socket.socket:
+        """The control socket of a new copy, for a judge to :meth:`~ForkServer.adopt`.
+
+        Asked at once, made once the imports are done: the copy says it is
+        ready as a fork server does. If this one has stopped, the socket's
+        other end is closed and the judge reads why from the log.
+        """
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            self.process.wait(5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+            socket.send_fds(self.control, [b"copy"], [theirs.fileno()])
+        except OSError:
+            pass
+        finally:
+            theirs.close()
+        return ours
+
+    def close(self):
+        _stop(self.process, self.control)
 
 
 def _leave():
@@ -114,18 +165,48 @@ def _leave():
 
 
 def main():
-    """The fork server's own loop (in the fork server's process)."""
-    from grader.engine import confine, model_cache, worker
+    """A fork server's process: import, then fork workers (or, shared, copies of itself) on request."""
+    from grader.engine import confine
 
     control = socket.socket(fileno=int(sys.argv[1]))
     confine.die_with_parent()
-    for name in sys.argv[2:]:
+    for name in sys.argv[3:]:
         importlib.import_module(name)
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
     confine.prepare()
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors and copies are reaped by the kernel
+    if sys.argv[2] == "copies":
+        _fork_copies(control)
+    _fork_workers(control)
+
+
+def _fork_copies(control: socket.socket):
+    """A shared fork server's loop: each request hands over a judge's control socket, served by a fresh copy."""
+    from grader.engine import confine
+
+    while True:
+        try:
+            _, descriptors, _, _ = socket.recv_fds(control, 64, 1)
+        except (OSError, KeyboardInterrupt):
+            descriptors = []
+        if not descriptors:  # the coordinator is done with it
+            _leave()
+        if os.fork() == 0:
+            try:
+                control.close()
+                confine.die_with_parent()  # not inherited: the copy goes when this one does
+                _fork_workers(socket.socket(fileno=descriptors[0]))
+            finally:
+                os._exit(70)
+        os.close(descriptors[0])
+
+
+def _fork_workers(control: socket.socket):
+    """A fork server's loop: a worker forked per request, until the judge closes ``control``."""
+    from grader.engine import model_cache, worker
+
     control.send(b'{"ready": true}')
     while True:
         try:

@@ -8,6 +8,7 @@ kit's own files. :mod:`classes` builds the students.
 import os
 import re
 import signal
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -21,7 +22,8 @@ from grader.reports import gradebook
 from grader.platforms import detect
 from grader.engine import batch as batch_engine
 from grader.engine import intake, registry
-from grader.engine.results import ERROR_STATUS, STATUSES
+from grader.engine.results import ERROR_STATUS, STATUSES, SubmissionResult
+from helpers import descendants
 
 FILES = ("results.json", "feedback.md", "feedback.html", "softlookup.json")
 # All that may differ between two gradings of one submission: how long they took.
@@ -97,6 +99,31 @@ def test_each_students_files_are_the_same_whoever_was_graded_before(mixed, tmp_p
         found = [(name, text) for name, data in files_of(alone, student).items()
                  for owner, text in printed.items() if owner != student and text in data]
         assert not found, (student, found)
+
+
+def test_a_class_pays_for_its_fork_servers_imports_once(mixed, tmp_path):
+    """Two judges fork their workers from copies of the coordinator's fork server, which alone imports numpy
+    and the worker's modules; a copy gives every student the same files as a fork server of the judge's own
+    (the test before)."""
+    seen, done, ours = {}, threading.Event(), set(descendants(os.getpid()))  # this test run's own fork servers
+
+    def watch():
+        while not done.is_set():
+            seen.update({pid: found for pid, found in descendants(os.getpid()).items()
+                         if pid not in ours and "grader.engine.zygote import main" in found[1]})
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        out = batch(list(mixed.values()), 2, tmp_path / "out")
+    finally:
+        done.set()
+        watcher.join()
+    started = {pid: command for pid, (parent, command) in seen.items() if parent not in seen}
+    assert len(started) == 1 and " copies numpy grader.engine.worker" in next(iter(started.values())), started
+    assert len(seen) >= 3, seen  # the shared one and a copy for each judge, at least
+    assert SubmissionResult.from_plain(result_of(out, "honest")).score == MAX
 
 
 # -- 2. no file stops the class ----------------------------------------------------------------------
