@@ -20,6 +20,9 @@ nothing but copies of itself, one per judge, each with a socket pair of its
 own (:meth:`SharedForkServer.copy`); the judge adopts its copy
 (:meth:`ForkServer.adopt`) and uses it as one it had started. A copy never
 hears of another judge, and no worker is forked from the shared one itself.
+A copy is not the judge's child, so a judge that dies does not kill it: it
+sees its socket close, waits :data:`LEAVE_WAIT` for its workers' supervisors
+and goes, taking them along (each dies with its parent).
 """
 
 from __future__ import annotations

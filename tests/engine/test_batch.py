@@ -5,6 +5,7 @@ need no torch (softmax, lookup) with the real kit: nothing here aims at the
 kit's own files. :mod:`classes` builds the students.
 """
 
+import contextlib
 import os
 import re
 import signal
@@ -191,7 +192,8 @@ def _text_costs_its_student_alone(out: Path, found: dict[str, dict]):
 
 def test_a_judge_that_dies_costs_its_student_alone(tmp_path):
     """A judge killed in the middle of a student: that student is recorded as crashed, with why, a new
-    judge grades the rest, and a rerun does not try the student again."""
+    judge grades the rest, nothing it started outlives the batch, and a rerun does not try the student
+    again."""
     root = tmp_path / "submissions"
     classes.honest(root / "a-honest")
     classes.modules(root / "b-looping", {"softmax": "def softmax(x, axis=-1):\n    while True:\n        pass\n"})
@@ -202,9 +204,15 @@ def test_a_judge_that_dies_costs_its_student_alone(tmp_path):
     while not (out / "a-honest" / gradebook.RESULT_FILE).exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(0.3)  # the judge has replied for a-honest and taken b-looping, whose first call takes 1 s
-    os.kill(_judge_of(running.pid), signal.SIGKILL)
+    judge = _judge_of(running.pid)
+    started = _started(descendants(running.pid))  # the judge, the fork servers' copies, b-looping's worker
+    os.kill(judge, signal.SIGKILL)
     _, errors = running.communicate(timeout=300)
     assert running.returncode == 0, errors
+    deadline = time.monotonic() + 5  # a copy waits 2 s for its workers before it goes, and takes them along
+    while (left := _started(started).items() & started.items()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not left, [descendants(1).get(pid) for pid, _ in left]
     found = rows(out)
     assert (found["a-honest"]["status"], found["c-honest"]["status"]) == ("ok", "ok"), found
     assert (found["b-looping"]["score"], found["b-looping"]["status"]) == ("0", "crashed"), found
@@ -238,6 +246,17 @@ def test_a_result_that_cannot_be_written_costs_its_student_alone(tmp_path):
     assert recorded["b"].max_score == MAX and recorded["b"].submission == "b"
     assert all("OSError: [Errno 28] No space left on device" in item.message
                for exercise in recorded["b"].exercises for item in exercise.checks)
+
+
+def _started(pids) -> dict[int, str]:
+    """When each of ``pids`` that still runs was started (a pid used again is another process)."""
+    found = {}
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            if fields[0] != "Z":
+                found[pid] = fields[19]
+    return found
 
 
 def _judge_of(coordinator: int) -> int:
