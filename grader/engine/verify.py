@@ -31,6 +31,9 @@ def fail(message: str, mistake: str = ""):
     raise CheckFailure(message, mistake)
 
 
+SHOWN_ITEMS = 24  # items of an array, list or tuple shown in full; a longer one shows its ends (or its start)
+
+
 def show(value, digits: int = 4) -> str:
     """A short, readable rendering of a received or expected value, to ``digits`` digits, on one line.
 
@@ -40,8 +43,13 @@ def show(value, digits: int = 4) -> str:
     keeps the brackets that show the rows: ``[[nan nan] [nan nan]]``.
     """
     if isinstance(value, np.ndarray):
-        text = np.array2string(value, precision=digits, threshold=24, edgeitems=2, max_line_width=100)
+        text = np.array2string(value, precision=digits, threshold=SHOWN_ITEMS, edgeitems=2, max_line_width=100)
         return " ".join(line.strip() for line in text.splitlines())
+    if type(value) in (list, tuple):  # item by item, as short: repr would write each array whole, on many lines
+        items = [show(item, digits) for item in value[:SHOWN_ITEMS]]
+        items += [f"... {len(value) - SHOWN_ITEMS} more"] if len(value) > SHOWN_ITEMS else []
+        text = ", ".join(items)
+        return f"[{text}]" if isinstance(value, list) else f"({text}{',' if len(value) == 1 else ''})"
     if isinstance(value, float):
         keep_zeros = "#" if digits > 4 else ""  # extra digits were asked for: show them, zeros too (1.000000)
         return f"{value:{keep_zeros}.{digits}g}" if abs(value) < 1e5 else f"{value:.{digits}e}"

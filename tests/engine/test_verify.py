@@ -25,6 +25,16 @@ def test_a_verdict_shows_enough_digits_to_differ(received, expected):
     assert expected_text != received_text.rstrip(").").rstrip(")"), message
 
 
+def test_a_received_tuple_of_arrays_is_shown_short_on_one_line():
+    """(queries, keys, values) of a head come back as a tuple: shown item by item, each array summarised, as an
+    array alone is; a long list shows its start and how many more."""
+    shown = verify.show((np.arange(160.0).reshape(10, 16), np.zeros((3, 2)), ["The", "Ġcat"]))
+    assert "\n" not in shown and len(shown) < 200, shown
+    assert shown.startswith("([[  0.   1. ...  14.  15.]") and shown.endswith("[[0. 0.] [0. 0.] [0. 0.]], ['The', 'Ġcat'])")
+    assert verify.show(list(range(30))) == f"[{', '.join(map(str, range(24)))}, ... 6 more]"
+    assert (verify.show((0.5,)), verify.show([]), verify.show([0.30000000000000004])) == ("(0.5,)", "[]", "[0.3]")
+
+
 @pytest.mark.parametrize("weights,scores,ranked", [
     ([0.1, 0.2, 0.7], [0.0, 1.0, 3.0], True),
     ([0.7, 0.2, 0.1], [0.0, 1.0, 3.0], False),  # backwards
