@@ -75,7 +75,7 @@ def adopt(needs: str, control_fd: int, log: str):
 
     The copy stops when the socket closes: at :func:`shutdown`, or as this process ends.
     """
-    _servers[needs] = ForkServer.adopt(socket.socket(fileno=control_fd), _imports(needs), Path(log))
+    _servers[needs] = ForkServer.adopt(socket.socket(fileno=control_fd), Path(log))
 
 
 def preload(needs: str = "numpy"):

@@ -80,15 +80,15 @@ class ForkServer:
     """The judge's handle on one fork server, started in the background with ``modules`` imported."""
 
     def __init__(self, modules: list[str], log: Path):
-        self.modules, self.log = modules, log
+        self.log = log
         self.process, self.control = _start(modules, log, "workers")
         self.ready = False
 
     @classmethod
-    def adopt(cls, control: socket.socket, modules: list[str], log: Path) -> "ForkServer":
+    def adopt(cls, control: socket.socket, log: Path) -> "ForkServer":
         """A handle on a copy of a :class:`SharedForkServer` (another process's), reached through ``control``."""
         server = cls.__new__(cls)
-        server.modules, server.log, server.process, server.control, server.ready = modules, log, None, control, False
+        server.log, server.process, server.control, server.ready = log, None, control, False
         return server
 
     def _answer(self, timeout: float) -> dict:
@@ -127,7 +127,7 @@ class SharedForkServer:
     """The coordinator's handle on a fork server whose copies serve a batch's judges, one copy each."""
 
     def __init__(self, modules: list[str], log: Path):
-        self.modules, self.log = modules, log
+        self.log = log
         self.process, self.control = _start(modules, log, "copies")
 
     def copy(self) -> socket.socket:

@@ -17,7 +17,7 @@ def test_a_copy_of_a_shared_fork_server_that_cannot_import_says_why(tmp_path):
     modules = ["numpy", "no_module_of_this_name"]
     shared = SharedForkServer(modules, tmp_path / "shared.log")
     try:
-        copies = [ForkServer.adopt(shared.copy(), modules, shared.log) for _ in range(2)]
+        copies = [ForkServer.adopt(shared.copy(), shared.log) for _ in range(2)]
         for copy in copies:
             with pytest.raises(ForkServerError, match="No module named 'no_module_of_this_name'"):
                 copy.spawn({}, [])
