@@ -19,10 +19,14 @@ GRAPH_CUT = ("Torch lost track of how the result depends on what you differentia
              "flows through it. Keep every step a torch operation on tensors.")
 
 
-def learner(submission, function, *args, graph_hint=GRAPH_CUT, graph_mistake="graph-cut"):
-    """Call learning.<function>; an autograd error becomes a verdict that says what it means (``graph_mistake``)."""
+def learner(submission, function, *args, graph_hint=GRAPH_CUT, graph_mistake="graph-cut", once=False):
+    """Call learning.<function>; an autograd error becomes a verdict that says what it means (``graph_mistake``).
+
+    ``once``: other checks judge the same call, and the learner's code runs it once per submission.
+    """
+    call = getattr(submission.learning, function)
     try:
-        return getattr(submission.learning, function)(*args)
+        return (call.once if once else call)(*args)
     except SubmissionError as error:
         autograd = ("does not require grad", "NoneType")
         if error.kind == ErrorKind.EXCEPTION and any(sign in error.message for sign in autograd):

@@ -57,6 +57,16 @@ class _Function:
                                                      namespace._limits_for(self._module))
         return self._slot().call(self.__name__, args)
 
+    def once(self, *args):
+        """The value, as a call gives it, but asked of the learner's worker once per submission.
+
+        For a call that several checks judge, each from its own angle (a fit's
+        sharpness, and how its losses fall): the learner's code runs it once.
+        """
+        if self._namespace._trusted:
+            return self(*args)  # asked once per sandbox already
+        return self._namespace._sandbox.shared_answer(self._slot(), self.__name__, args)
+
     def arguments_after(self, *args):
         """``(value, arguments)``: the value, and the arguments as the call left them (compared by the judge)."""
         return self._slot().call(self.__name__, args, report_arguments=True)

@@ -53,6 +53,7 @@ class Sandbox:
         self.printed = PrintLog(2**20, 10**6) if all_output else PrintLog(4000, PRINTED_LINES)
         self.last_call: tuple[str, str] | None = None  # (module, function) the check running now called last
         self.answers: dict[str, dict] = {}  # trusted calls already made: their answers, as plain data
+        self.shared: dict[str, dict | SubmissionError] = {}  # the current submission's answers that checks share
         self.budget = Budget()  # the current submission's
         self.hung: dict[str, dict[tuple[str, str], SubmissionError]] = {}  # folder -> (module, function) -> error
 
@@ -60,6 +61,7 @@ class Sandbox:
         """A new submission is graded next: its calls get a whole budget, and no function is known to hang."""
         self.budget.restart(budget)
         self.hung.clear()
+        self.shared.clear()
         self.printed.clear()
 
     def note_hang(self, slot: Slot, function: str, error: SubmissionError):
@@ -102,6 +104,23 @@ class Sandbox:
                 raise KitError(str(error)) from None
             self.answers[key] = codec.to_plain(value)
         return codec.from_plain(self.answers[key])
+
+    def shared_answer(self, slot: Slot, function: str, args):
+        """A learner's answer that several checks judge, asked of their worker once per submission.
+
+        Each check is given its own copy, rebuilt from plain data, so none sees
+        what another changed; an error is raised again for each. The answers
+        go with the submission (:meth:`begin_submission`).
+        """
+        key = json.dumps([slot.directory, slot.module, function, codec.to_plain(list(args))], sort_keys=True)
+        if key not in self.shared:
+            try:
+                self.shared[key] = codec.to_plain(slot.call(function, args))
+            except SubmissionError as error:
+                self.shared[key] = error
+        if isinstance(self.shared[key], SubmissionError):
+            raise self.shared[key]
+        return codec.from_plain(self.shared[key])
 
     def probe(self) -> Protections:
         """The protections a learner's worker gets here, measured by starting one that runs nothing."""

@@ -75,6 +75,15 @@ def from_a_library():
 def from_c():
     import io
     return io.RawIOBase().readinto(bytearray(1))  # NotImplementedError, raised in C: this line innermost
+
+calls = 0
+
+def counted(fail=False):
+    global calls
+    calls += 1
+    if fail:
+        raise ValueError(f"failed at call {calls}")
+    return np.array([calls])
 '''
 
 
@@ -105,6 +114,22 @@ def toy(tmp_path):
 def test_values_come_back_as_plain_data(toy):
     learner, _, _ = toy
     assert np.array_equal(learner.toy.double([1, 2]), [2, 4])
+
+
+def test_a_shared_answer_is_asked_once_per_submission(toy):
+    """Checks that judge the same call share one run of it: each gets its own copy, errors included."""
+    learner, _, sandbox = toy
+    first = learner.toy.counted.once()
+    first[0] = 99  # one check changing its copy changes no other check's
+    assert learner.toy.counted.once().tolist() == [1]
+    assert learner.toy.counted().tolist() == [2]  # a plain call runs every time
+    with pytest.raises(SubmissionError, match="failed at call 3") as error:
+        learner.toy.counted.once(True)
+    with pytest.raises(SubmissionError, match="failed at call 3") as again:
+        learner.toy.counted.once(True)
+    assert again.value is error.value
+    sandbox.begin_submission()  # the next student's calls are their own
+    assert learner.toy.counted.once().tolist() == [4]
 
 
 def test_a_hung_function_is_not_run_twice(toy):

@@ -26,8 +26,9 @@ NO_PATH = ("That is the lesson itself: argmin cut every path from the key to the
 
 
 def fit(submission, queries, answers, *options):
-    """The learner's (sharpness, losses) for the house records."""
-    return descent(learner(submission, "fit_sharpness", queries, answers, BEDROOMS, PRICES, *options),
+    """The learner's (sharpness, losses) for the house records, fitted once per submission for every check that
+    judges the same fit (how far it got, how its losses fell)."""
+    return descent(learner(submission, "fit_sharpness", queries, answers, BEDROOMS, PRICES, *options, once=True),
                    "fit_sharpness(...)")
 
 
