@@ -9,6 +9,7 @@ same holds for a plain ``softlookup check`` of an exercise with ten failing
 checks: its report is cut to fit, the first failures on the screen.
 """
 
+import contextlib
 import fcntl
 import os
 import pty
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import termios
 import time
+from pathlib import Path
 
 import pytest
 
@@ -69,14 +71,38 @@ class Terminal:
         return ESCAPES.sub("", self.output.decode()).replace("\r", "").splitlines()
 
     def stop(self):
+        """Ctrl-C, as a learner stops it. Still running 30 s later: the failure says where it waits (its state
+        and every thread's stack, which faulthandler prints on SIGABRT), and nothing it started is left."""
         try:
             os.killpg(self.process.pid, signal.SIGINT)
         except ProcessLookupError:  # it ended, and nothing it started is left
             pass
         try:
             self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            state = _state(self.process.pid)
+            before = len(self.output)
+            os.kill(self.process.pid, signal.SIGABRT)
+            with contextlib.suppress(AssertionError):  # it had 10 s to print its stacks and end
+                self.everything(timeout=10)
+            pytest.fail(f"still running 30 s after Ctrl-C: {state}\n"
+                        f"{self.output[before:].decode(errors='replace')[-6000:]}")
         finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
             os.close(self.master)
+
+
+def _state(pid: int) -> str:
+    """What the kernel says of a process that does not end: its state, its signals, where it sleeps."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+        wchan = Path(f"/proc/{pid}/wchan").read_text()
+    except OSError as error:
+        return f"unreadable ({error})"
+    shown = [line for line in status if line.split(":")[0] in ("State", "Threads", "SigPnd", "ShdPnd", "SigBlk",
+                                                               "SigIgn", "SigCgt")]
+    return "; ".join([*shown, f"wchan: {wchan}"])
 
 
 @pytest.fixture
@@ -89,7 +115,8 @@ def watched(tmp_path):
         shutil.copy(SOLUTIONS / f"{module}.py", folder)
     env = {name: value for name, value in os.environ.items() if name not in ("COLUMNS", "LINES")}
     terminal = Terminal([sys.executable, "-m", "grader.cli", "check", "--watch", str(folder)],
-                        {**env, "TERM": "xterm-256color", "XDG_STATE_HOME": str(tmp_path / "state")})
+                        {**env, "TERM": "xterm-256color", "XDG_STATE_HOME": str(tmp_path / "state"),
+                         "PYTHONFAULTHANDLER": "1"})
     yield folder, terminal
     terminal.stop()
 
@@ -118,7 +145,8 @@ def test_check_of_an_exercise_with_ten_failures_fits_an_80_by_24_screen(tmp_path
     SIGN_MISTAKE.apply(folder)  # ten of lookup's checks fail
     env = {name: value for name, value in os.environ.items() if name not in ("COLUMNS", "LINES")}
     terminal = Terminal([sys.executable, "-m", "grader.cli", "check", str(folder), "--exercise", "lookup"],
-                        {**env, "TERM": "xterm-256color", "XDG_STATE_HOME": str(tmp_path / "state")})
+                        {**env, "TERM": "xterm-256color", "XDG_STATE_HOME": str(tmp_path / "state"),
+                         "PYTHONFAULTHANDLER": "1"})
     try:
         screen = terminal.everything()
     finally:
