@@ -4,7 +4,7 @@ The judge computes what it compares with in numpy, float64
 (:mod:`grader.checks.learning_numpy`): the soft answer, its slope (2 *
 sharpness * the weighted covariance of values and keys), finite differences,
 gradient descent step by step, and the least-squares sharpness of the noisy
-case by brute force over a fine grid. The lesson's claims are
+case by a search of a fine grid. The lesson's claims are
 measured, not quoted: the sharpness recovered from 0.1, the loss falling
 below a millionth, the nearest lookup's descent not moving at all.
 """
@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from grader.checks import learning_numpy as judge_descent
-from grader.checks.learning_numpy import (BEDROOMS, NINE_QUERIES, PRICES, mse, nearest_answers, recovery_hint,
-                                          rule_hint, sharpness_slope, slope_hint, soft_answers, soft_slope)
+from grader.checks.learning_numpy import (BEDROOMS, NINE_QUERIES, PRICES, least_squares_sharpness, mse,
+                                          nearest_answers, recovery_hint, rule_hint, sharpness_slope, slope_hint,
+                                          soft_answers, soft_slope)
 from grader.checks.learning_results import LOSS_RTOL, SLOPE_ATOL, descent, learner, slope_pair
 from grader.engine import verify
 
@@ -279,8 +280,7 @@ def test_fit_noisy_answers(submission):
     """Noisy answers (±2 £k) are fitted to the sharpness of least squared error (within 0.005), near 1.5."""
     clean, _ = soft_answers(NINE_QUERIES, TRUE_SHARPNESS)
     answers = clean + np.random.default_rng(0).normal(0, NOISE, len(clean))
-    grid = np.arange(0.5, 4.0, 1e-4)
-    best = grid[np.argmin(mse(grid, NINE_QUERIES, answers))]
+    best = least_squares_sharpness(NINE_QUERIES, answers)
     sharpness, losses = fit(submission, NINE_QUERIES, answers)
     rule, mistake = rule_hint(sharpness, losses, answers) if not abs(sharpness - best) <= 0.005 else (None, "")
     verify.close(sharpness, best, "fit_sharpness on noisy answers", atol=0.005, rtol=0,
