@@ -27,6 +27,7 @@ is given as it stands.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -51,26 +52,51 @@ class Reading:
     faults: int
 
 
+class Clocks:
+    """One process's clocks, its ``/proc`` files opened once and read again in place: a call reads them a few
+    times (when it starts, while the judge waits, when it ends), and opening them each time was a tenth of the
+    judge's own CPU time. An open file stays the process's: once it is gone it reads nothing, even where its pid
+    has been given to another."""
+
+    def __init__(self, pid: int | None):
+        self.stat = self.schedstat = None
+        if pid:
+            with contextlib.suppress(OSError):
+                self.stat = open(f"/proc/{pid}/stat", "rb", buffering=0)
+                self.schedstat = open(f"/proc/{pid}/schedstat", "rb", buffering=0)
+
+    def read(self) -> Reading | None:
+        """The clocks now, or None where the kernel does not show them (no such process, no /proc)."""
+        wall = time.monotonic()
+        if self.stat is None:
+            return None
+        try:
+            stat = os.pread(self.stat.fileno(), 4096, 0)
+            # The name in parentheses is the process's own to choose (parentheses and spaces included): split after it.
+            fields = stat[stat.rindex(b")") + 2:].split()
+            cpu = (int(fields[11]) + int(fields[12])) / TICKS  # utime and stime, fields 14 and 15 of stat(5)
+            faults = int(fields[7]) + int(fields[9])  # minflt and majflt, fields 10 and 12
+        except (OSError, ValueError, IndexError):
+            return None
+        try:
+            queued = int(os.pread(self.schedstat.fileno(), 256, 0).split()[1]) / 1e9  # nanoseconds runnable, not running
+        except (AttributeError, OSError, ValueError, IndexError):
+            queued = 0.0
+        return Reading(cpu, queued, wall, faults)
+
+    def close(self):
+        for handle in (self.stat, self.schedstat):
+            if handle is not None:
+                handle.close()
+
+
 def read(pid: int | None) -> Reading | None:
-    """The clocks of process ``pid``, or None where the kernel does not show them (no such process, no /proc)."""
-    wall = time.monotonic()
-    if not pid:
-        return None
+    """The clocks of process ``pid`` once, or None where the kernel does not show them."""
+    clocks = Clocks(pid)
     try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-        # The name in parentheses is the process's own to choose (parentheses and spaces included): split after it.
-        fields = stat[stat.rindex(b")") + 2:].split()
-        cpu = (int(fields[11]) + int(fields[12])) / TICKS  # utime and stime, fields 14 and 15 of stat(5)
-        faults = int(fields[7]) + int(fields[9])  # minflt and majflt, fields 10 and 12
-    except (OSError, ValueError, IndexError):
-        return None
-    try:
-        with open(f"/proc/{pid}/schedstat", "rb") as handle:
-            queued = int(handle.read().split()[1]) / 1e9  # nanoseconds runnable but not running
-    except (OSError, ValueError, IndexError):
-        queued = 0.0
-    return Reading(cpu, queued, wall, faults)
+        return clocks.read()
+    finally:
+        clocks.close()
 
 
 class Meter:
@@ -84,8 +110,9 @@ class Meter:
     """
 
     def __init__(self, pid: int | None, limit: float, budget: float | None = None, allowance: float = 0.0):
-        self.pid, self.limit, self.budget, self.allowance = pid, limit, budget, allowance
-        self.start = read(pid)
+        self.limit, self.budget, self.allowance = limit, budget, allowance
+        self.clocks = Clocks(pid)
+        self.start = self.clocks.read()
         self.started = time.monotonic()
         self.bound: str | None = None
         self.last = (0.0, 0.0)
@@ -100,7 +127,7 @@ class Meter:
         Once the worker is gone, what was last read: its clocks go with it.
         """
         wall = time.monotonic() - self.started
-        now = read(self.pid)
+        now = self.clocks.read()
         if self.start is None:
             self.last = (wall, wall)
         elif now is not None:
@@ -123,3 +150,7 @@ class Meter:
         if room[bound] <= 0:
             self.bound = bound
         return room[bound]
+
+    def close(self):
+        """The call is over: its clocks' files are closed (what was last read stays)."""
+        self.clocks.close()

@@ -322,6 +322,7 @@ class Slot:
         finally:
             if not self.trusted:
                 self.sandbox.budget.charge(meter.charge())
+            meter.close()
         if op == "call":
             self.called.add(function)
         if answer["output"]:

@@ -132,7 +132,8 @@ def test_the_allowance_waits_for_page_faults():
 def test_a_kernel_that_counts_no_faults_gives_the_allowance(monkeypatch):
     """A kernel that shows no page faults at all (gVisor may) cannot tell loading from looping: the first call keeps
     its allowance, as where nothing can be read."""
-    monkeypatch.setattr(clock, "read", lambda pid: clock.Reading(cpu=0.0, queued=0.0, wall=time.monotonic(), faults=0))
+    monkeypatch.setattr(clock.Clocks, "read", lambda self: clock.Reading(cpu=0.0, queued=0.0, wall=time.monotonic(),
+                                                                      faults=0))
     meter = clock.Meter(12345, 1.0, allowance=5.0)
     assert meter.loading and meter.left() > 5.0
 
