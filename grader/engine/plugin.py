@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import time
 from pathlib import Path
@@ -89,8 +90,13 @@ def grading(config) -> Grading | None:
 
 
 def _check_of(item) -> tuple[registry.Exercise, bool] | None:
-    """(exercise, hidden) for an item under grader/checks, else None."""
-    path = Path(item.path)
+    """(exercise, hidden) for an item under grader/checks, else None: asked seven times a check, worked out once."""
+    return _check_file(str(item.path))
+
+
+@functools.lru_cache(maxsize=256)
+def _check_file(path: str) -> tuple[registry.Exercise, bool] | None:
+    path = Path(path)
     if registry.CHECKS_DIR not in path.parents or not path.stem.startswith("test_"):
         return None
     return registry.exercise(path.stem[len("test_"):]), path.parent.name == "hidden"
