@@ -46,3 +46,18 @@ def test_a_received_tuple_of_arrays_is_shown_short_on_one_line():
 ])
 def test_ranked_like(weights, scores, ranked):
     assert verify.ranked_like(weights, scores) is ranked
+
+
+def test_a_message_given_as_a_function_is_written_only_when_the_check_fails():
+    written = []
+
+    def message():
+        written.append(True)
+        return "the weights [0.5 0.5] do not follow the scores"
+
+    verify.expect(True, message, mistake="order-not-kept")
+    assert not written
+    with pytest.raises(verify.CheckFailure) as failure:
+        verify.expect(False, message, mistake="order-not-kept")
+    assert str(failure.value) == "the weights [0.5 0.5] do not follow the scores"
+    assert failure.value.mistake == "order-not-kept" and written == [True]

@@ -47,13 +47,13 @@ def expect_follow_scores(weights, scores, what="the weights"):
     the best some weight (equal weights fail, and so do one-hot weights: a hard lookup)."""
     scores = np.asarray(scores, dtype=float)
     verify.expect(verify.ranked_like(weights, scores),
-                  f"{what} {verify.show(weights)} do not follow the scores {verify.show(scores)}: a key "
+                  lambda: f"{what} {verify.show(weights)} do not follow the scores {verify.show(scores)}: a key "
                   "whose dot product with the query is higher must get more weight.",
                   mistake="weights-do-not-follow-scores")
     with np.errstate(invalid="ignore"):  # -inf - -inf in a row that allows nothing: not a row of these checks
         within = scores - np.max(scores, axis=-1, keepdims=True) > -80  # exp(-80) is a float32 number yet
     verify.expect(np.all(np.asarray(weights)[within] > 0),
-                  f"{what} {verify.show(weights)} give some keys a weight of exactly 0 though their scores "
+                  lambda: f"{what} {verify.show(weights)} give some keys a weight of exactly 0 though their scores "
                   f"{verify.show(scores)} are within 80 of the best: softmax gives every allowed key a share, however "
                   "small. Is all the weight put on the best key (a hard lookup)?", mistake="hard-lookup")
 

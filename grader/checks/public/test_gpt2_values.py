@@ -71,7 +71,7 @@ def test_head_vectors(submission, kit, truths, model, layer, head):
     what = f"head_vectors(model, ids, layer={layer}, head={head})"
     received = submission.gpt2_values.head_vectors(MODELS[model], truth["ids"], layer, head)
     verify.expect(isinstance(received, (tuple, list)) and len(received) == 3,
-                  f"{what} must return three arrays (queries, keys, values); received {verify.show(received)}.")
+                  lambda: f"{what} must return three arrays (queries, keys, values); received {verify.show(received)}.")
     n_layer, n_head = truth["values"].shape[:2]
     for name, vectors in zip(VECTORS, received):
         vectors = head_array(vectors, f"the {name} of {what}", truth)

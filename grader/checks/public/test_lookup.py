@@ -91,8 +91,8 @@ def expect_closer_keys_weigh_more(weights, query, keys=BEDROOMS, sharpness=None)
     """
     distances = abs(query - np.asarray(keys, dtype=float))
     verify.expect(verify.ranked_like(weights, -distances),
-                  f"for query {query:g} the weights {verify.percent(weights)} do not favour the keys closest to it: "
-                  "a nearer key has a higher score, -sharpness * (query - key)^2, so it must get more weight.",
+                  lambda: f"for query {query:g} the weights {verify.percent(weights)} do not favour the keys closest "
+                  "to it: a nearer key has a higher score, -sharpness * (query - key)^2, so it must get more weight.",
                   mistake="nearer-not-heavier")
     if sharpness is not None:
         scores = -sharpness * distances**2

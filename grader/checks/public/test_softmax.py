@@ -58,7 +58,7 @@ def expect_weights(weights, x, axis=-1):
     if not np.allclose(weights.sum(axis=axis), 1, atol=1e-6):
         verify.fail(*diagnose_sums(weights, axis))
     within = x - np.max(x, axis=axis, keepdims=True) > -700  # exp() of a score 745 below the largest underflows to 0
-    verify.expect(np.all(weights[within] > 0), f"some weights are not positive: {verify.show(weights)}. "
+    verify.expect(np.all(weights[within] > 0), lambda: f"some weights are not positive: {verify.show(weights)}. "
                   "exp() of any finite score is positive, so every weight must be too.", mistake="weights-not-positive")
     if not verify.ranked_like(weights, x, axis):
         backwards = verify.ranked_like(weights, -x, axis)
