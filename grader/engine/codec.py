@@ -27,7 +27,7 @@ import socket
 import struct
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
@@ -99,7 +99,7 @@ class ModelSpec:
 
     def plain(self) -> dict:
         """Its fields, less a standard shape: a spec reads as it did before shapes, and so do recorded answers."""
-        fields = asdict(self)
+        fields = dict(vars(self))  # its fields are flat: asdict would copy them deeply, at 18 µs a spec
         if self.shape == "standard":
             del fields["shape"]
         return fields
