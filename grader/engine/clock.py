@@ -78,25 +78,16 @@ class Clocks:
             faults = int(fields[7]) + int(fields[9])  # minflt and majflt, fields 10 and 12
         except (OSError, ValueError, IndexError):
             return None
-        try:
-            queued = int(os.pread(self.schedstat.fileno(), 256, 0).split()[1]) / 1e9  # nanoseconds runnable, not running
-        except (AttributeError, OSError, ValueError, IndexError):
-            queued = 0.0
+        queued = 0.0  # where the kernel keeps no schedstat
+        if self.schedstat is not None:
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                queued = int(os.pread(self.schedstat.fileno(), 256, 0).split()[1]) / 1e9  # ns runnable, not running
         return Reading(cpu, queued, wall, faults)
 
     def close(self):
         for handle in (self.stat, self.schedstat):
             if handle is not None:
                 handle.close()
-
-
-def read(pid: int | None) -> Reading | None:
-    """The clocks of process ``pid`` once, or None where the kernel does not show them."""
-    clocks = Clocks(pid)
-    try:
-        return clocks.read()
-    finally:
-        clocks.close()
 
 
 class Meter:

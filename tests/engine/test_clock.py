@@ -65,7 +65,7 @@ def timed(tmp_path):
 
 def test_the_clocks_are_the_kernels():
     """This process's clocks read from /proc: computing is CPU time, sleeping is waiting."""
-    reading = clock.read(os.getpid())
+    reading = clock.Clocks(os.getpid()).read()
     assert reading is not None and reading.cpu > 0
     computing = clock.Meter(os.getpid(), 0.2)
     while computing.left() > 0:
@@ -74,7 +74,8 @@ def test_the_clocks_are_the_kernels():
     while waiting.left() > 0:
         time.sleep(0.02)
     assert (computing.bound, waiting.bound) == ("computing", "waiting")
-    assert clock.read(None) is None and clock.read(2**22 + 1) is None  # no such process: the wall clock decides
+    assert clock.Clocks(None).read() is None  # no process to read: the wall clock decides
+    assert clock.Clocks(2**22 + 1).read() is None  # no such process
 
 
 def test_right_code_keeps_its_answers_on_a_busy_machine(timed):
