@@ -7,7 +7,6 @@ import importlib
 import importlib.util
 import sys
 
-from grader.usage import run
 from grader.warm.client import check as warm_check
 
 COMMANDS = {
@@ -67,6 +66,8 @@ def main(argv=None) -> int:
         return 2
     if name == "check" and (code := warm_check(rest)) is not None:  # before check's imports: they take 0.4 s
         return code
+    from grader.usage import run  # argparse, which a check the warm server answers has no use for
+
     return run(importlib.import_module(commands[name][0]).main, rest, f"softlookup {name}")
 
 

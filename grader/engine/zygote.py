@@ -32,7 +32,6 @@ import json
 import os
 import signal
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -52,6 +51,8 @@ class ForkServerError(RuntimeError):
 
 def _start(modules: list[str], log: Path, role: str) -> tuple[subprocess.Popen, socket.socket]:
     """A fork server's process, importing ``modules`` in the background, and our end of its control socket."""
+    import subprocess  # here, not above: every `softlookup check` imports this module for PASSED_ON
+
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     command = (f"import sys; sys.path.append({PACKAGE_PARENT!r}); "
                "from grader.engine.zygote import main; main()")
@@ -69,6 +70,8 @@ def _stop(process: subprocess.Popen | None, control: socket.socket):
     control.close()  # a fork server exits when it sees the socket close
     if process is None:
         return
+    import subprocess  # imported already by _start, which made the process
+
     try:
         process.wait(5)
     except subprocess.TimeoutExpired:

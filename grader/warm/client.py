@@ -21,7 +21,6 @@ import json
 import os
 import signal
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
@@ -130,6 +129,8 @@ def _start(path: Path):
         listener.listen(16)
         command = (f"import sys; sys.path.insert(0, {str(place.PACKAGE_DIR.parent)!r}); "
                    "from grader.warm.server import main; main()")
+        import subprocess  # only the first check of a session starts a server: the others never import it
+
         with open(path.with_suffix(".log"), "wb") as log:
             subprocess.Popen([sys.executable, "-c", command, str(listener.fileno()), str(path)],
                              pass_fds=[listener.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

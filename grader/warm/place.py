@@ -25,7 +25,6 @@ import socket
 import stat
 import struct
 import sys
-import tempfile
 from pathlib import Path
 
 from grader.engine.zygote import PASSED_ON
@@ -39,7 +38,12 @@ KEY_VARIABLES = (*PASSED_ON, "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "PYTHONPA
 def private_folder() -> Path | None:
     """The learner's folder for the server's socket, made if missing; None where it is not private."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    folder = Path(runtime) / "softlookup" if runtime else Path(tempfile.gettempdir()) / f"softlookup.{os.geteuid()}"
+    if runtime:
+        folder = Path(runtime) / "softlookup"
+    else:
+        import tempfile  # shutil, random and more: only where there is no runtime folder
+
+        folder = Path(tempfile.gettempdir()) / f"softlookup.{os.geteuid()}"
     try:
         folder.mkdir(mode=0o700)
     except FileExistsError:
