@@ -23,7 +23,8 @@ from grader.engine.results import SubmissionResult
 
 # pytest's own plugins that the judge has no use for (several cost time on every check).
 UNUSED_PLUGINS = ("cacheprovider", "logging", "warnings", "faulthandler", "unraisableexception", "threadexception",
-                  "doctest", "junitxml", "pastebin", "stepwise")
+                  "doctest", "junitxml", "pastebin", "stepwise", "legacypath", "tmpdir", "monkeypatch", "recwarn",
+                  "setuponly", "setupplan", "unittest", "subtests")
 # How the judge runs pytest: its own configuration file, no conftest.py from anywhere, no plugin it did not
 # name, no folder put on sys.path, no assertion rewriting (the checks report through grader.engine.verify).
 PYTEST_ARGS = ["-c", str(registry.CHECKS_DIR / "pytest.ini"), f"--rootdir={registry.CHECKS_DIR}", "--noconftest",
