@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import os
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -126,8 +127,28 @@ def test_the_allowance_waits_for_page_faults():
         pass
     assert not meter.loading and meter.left() < 1.0
     loaded = b"x" * (32 * 2**20)  # 8,192 fresh pages of 4 kB, written
+    time.sleep(clock.FRESH)  # the reading above may otherwise answer again
     assert meter.left() > 5.0 and meter.loading and len(loaded) == 32 * 2**20
     assert clock.Meter(None, 1.0, allowance=5.0).left() > 5.0  # no clocks to read: given as it stands
+
+
+def test_a_reading_answers_for_a_moment_and_a_charge_reads_afresh(monkeypatch):
+    """While an answer's messages arrive in a burst, how long is left comes from a reading younger than FRESH; what
+    the call is charged is always read."""
+    now, reads = [100.0], []
+
+    def read(self):
+        reads.append(now[0])
+        return clock.Reading(cpu=now[0] - 100.0, queued=0.0, wall=now[0], faults=5)  # computing all along
+
+    monkeypatch.setattr(clock, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    monkeypatch.setattr(clock.Clocks, "read", read)
+    meter = clock.Meter(12345, 1.0)
+    now[0] += clock.FRESH / 2
+    assert meter.left() == 1.0 and len(reads) == 1  # the reading at the start answers
+    now[0] += clock.FRESH
+    assert meter.left() == pytest.approx(1.0 - 1.5 * clock.FRESH) and len(reads) == 2
+    assert meter.charge() == pytest.approx(1.5 * clock.FRESH) and len(reads) == 3
 
 
 def test_a_kernel_that_counts_no_faults_gives_the_allowance(monkeypatch):
