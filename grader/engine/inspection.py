@@ -11,6 +11,7 @@ exercise depends on.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 
@@ -19,17 +20,16 @@ from pathlib import Path
 STUB_SOURCE_LIMIT = 100_000
 
 
-def _parsed(path: Path) -> ast.Module | None:
+def _source(path: Path) -> bytes | None:
+    """A file's bytes, or None where it cannot be read or is too large to parse here."""
     try:
-        if path.stat().st_size > STUB_SOURCE_LIMIT:
-            return None
-        return _parsed_source(path.read_bytes())
+        return None if path.stat().st_size > STUB_SOURCE_LIMIT else path.read_bytes()
     except OSError:
         return None
 
 
-def _parsed_source(source: str | bytes) -> ast.Module | None:
-    if len(source) > STUB_SOURCE_LIMIT:
+def _parsed_source(source: str | bytes | None) -> ast.Module | None:
+    if source is None or len(source) > STUB_SOURCE_LIMIT:
         return None
     try:
         return ast.parse(source)
@@ -39,14 +39,21 @@ def _parsed_source(source: str | bytes) -> ast.Module | None:
 
 def imported_names(path: Path) -> set[str]:
     """The top-level module names a file imports anywhere in it (``import torch.nn`` gives "torch")."""
-    tree = _parsed(path)
+    return set(_imported_names(_source(path)))
+
+
+# A grading asks about each module twice or more (what its fork server needs, whether it was started), and a class
+# graded in batch asks again for every student who handed in the same file: the answers are kept by the text.
+@functools.lru_cache(maxsize=64)
+def _imported_names(source: bytes | None) -> frozenset[str]:
+    tree = _parsed_source(source)
     names = set()
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.Import):
             names |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module.split(".")[0])
-    return names
+    return frozenset(names)
 
 
 def libraries_used(folder: Path, module: str) -> set[str]:
@@ -74,15 +81,17 @@ def untouched(path: Path, functions: tuple[str, ...]) -> bool:
     does not parse included, counts as started and is graded for real, so a
     mistake here can only cost time, never a point.
     """
-    return _untouched_tree(_parsed(path), functions)
+    return _untouched(_source(path), tuple(functions))
 
 
 def untouched_source(source: str, functions: tuple[str, ...]) -> bool:
     """:func:`untouched` for a module's text (a notebook's code cells, made into one)."""
-    return _untouched_tree(_parsed_source(source), functions)
+    return _untouched(source, tuple(functions))
 
 
-def _untouched_tree(tree: ast.Module | None, functions: tuple[str, ...]) -> bool:
+@functools.lru_cache(maxsize=64)  # asked of the same text as _imported_names is
+def _untouched(source: str | bytes | None, functions: tuple[str, ...]) -> bool:
+    tree = _parsed_source(source)
     if tree is None:
         return False
     bindings: dict[str, list[ast.stmt]] = {}
