@@ -32,7 +32,8 @@ from pathlib import Path
 
 from grader.engine import codec, protections, system
 from grader.engine.pipes import PipeConnection
-from grader.engine.zygote import FIXED, PACKAGE_PARENT, PASSED_ON, ForkServerError
+from grader.engine.system import FIXED, PASSED_ON
+from grader.engine.zygote import PACKAGE_PARENT, ForkServerError
 
 # What an interpreter needs of the environment on Windows (SYSTEMROOT for its sockets and random numbers) and
 # macOS (TMPDIR, the account's own temporary folder), passed on where it is set.

@@ -16,6 +16,14 @@ import os
 import sys
 
 NAMES = {"darwin": "macOS", "win32": "Windows"}
+# The environment of a worker's interpreter (a fork server's, or a worker spawned on its own): of the judge's, only
+# what trusted workers may need to find GPT-2; and one thread, since forks are only safe without others. Here, not
+# beside the fork server, because every `softlookup check` reads PASSED_ON to name its server, and should not pay
+# for the fork server's imports to do so.
+PASSED_ON = ("PATH", "LANG", "LC_ALL", "HOME", "XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE",
+             "HUGGINGFACE_HUB_CACHE", "SOFTLOOKUP_GPT2")
+FIXED = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+         "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
 def name() -> str:

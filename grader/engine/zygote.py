@@ -32,15 +32,14 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
 
+from grader.engine.system import FIXED, PASSED_ON
+
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
-PASSED_ON = ("PATH", "LANG", "LC_ALL", "HOME", "XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE",
-             "HUGGINGFACE_HUB_CACHE", "SOFTLOOKUP_GPT2")  # what trusted workers may need to find GPT-2
-FIXED = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-         "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}  # one thread: forks are only safe without others
 START_TIMEOUT = 120.0  # seconds to import torch and transformers on a loaded machine
 LEAVE_WAIT = 2.0  # seconds a fork server the judge is done with waits for its supervisors to end
 
@@ -51,8 +50,6 @@ class ForkServerError(RuntimeError):
 
 def _start(modules: list[str], log: Path, role: str) -> tuple[subprocess.Popen, socket.socket]:
     """A fork server's process, importing ``modules`` in the background, and our end of its control socket."""
-    import subprocess  # here, not above: every `softlookup check` imports this module for PASSED_ON
-
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     command = (f"import sys; sys.path.append({PACKAGE_PARENT!r}); "
                "from grader.engine.zygote import main; main()")
@@ -70,8 +67,6 @@ def _stop(process: subprocess.Popen | None, control: socket.socket):
     control.close()  # a fork server exits when it sees the socket close
     if process is None:
         return
-    import subprocess  # imported already by _start, which made the process
-
     try:
         process.wait(5)
     except subprocess.TimeoutExpired:

@@ -39,8 +39,10 @@ def warm(runtime, monkeypatch):
     monkeypatch.delenv("SOFTLOOKUP_NO_SERVER", raising=False)
     monkeypatch.setenv("COLUMNS", "100")
 
-    def softlookup(*args, **env):
-        return subprocess.run([*SOFTLOOKUP, *map(str, args)], capture_output=True, text=True, timeout=600,
+    def softlookup(*args, python=False, **env):
+        """``softlookup ARGS`` (``python ARGS`` with ``python``), in this environment and ``env``."""
+        command = [sys.executable] if python else SOFTLOOKUP
+        return subprocess.run([*command, *map(str, args)], capture_output=True, text=True, timeout=600,
                               env={**os.environ, **env})
 
     yield softlookup
@@ -84,6 +86,18 @@ def test_the_first_check_starts_the_server_and_the_next_reuse_it(warm, tmp_path)
     fixed = warm(*args)
     assert fixed.returncode == 0 and "Unchanged" not in fixed.stdout  # lookup imports softmax: both graded again
     assert comparable(fixed.stdout) == comparable(warm(*args, SOFTLOOKUP_NO_SERVER="1").stdout)
+
+
+def test_a_check_the_server_answers_imports_only_what_asking_takes(warm, tmp_path):
+    """The learner's process of a served check is a Python start-up and a socket: it imports nothing that grading,
+    parsing a command line (argparse) or starting a server (subprocess) would need."""
+    folder = make_submission(tmp_path / "submission")
+    warm("check", folder, "--exercise", "softmax")  # starts the server
+    probe = ("import sys\nfrom grader.cli import main\ncode = main()\n"
+             "print('heavy:', sorted(set(sys.modules) & {'numpy', 'pytest', 'torch', 'argparse', 'subprocess'}))")
+    done = warm("-c", probe, "check", folder, "--exercise", "softmax", python=True)
+    assert done.returncode == 0 and "heavy: []" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    assert served()["served"] == 2
 
 
 @pytest.mark.parametrize("way", [("--no-server",), ()], ids=["option", "variable"])
