@@ -122,10 +122,11 @@ class Meter:
         Once the worker is gone, what was last read: its clocks go with it. Unless ``fresh``, a reading
         younger than :data:`FRESH` is given again.
         """
-        if not fresh and time.monotonic() - self.read_at < FRESH:
+        moment = time.monotonic()
+        if not fresh and moment - self.read_at < FRESH:
             return self.last
-        self.read_at = time.monotonic()
-        wall = self.read_at - self.started
+        self.read_at = moment
+        wall = moment - self.started
         now = self.clocks.read()
         if self.start is None:
             self.last = (wall, wall)
