@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from helpers import ASSIGNMENTS, SOLUTIONS, make_submission, run
+from helpers import ASSIGNMENTS, SOLUTIONS, full_marks_problems, make_submission, run
 from grader.releases import stubs
 from grader.engine import inspection, registry
 
@@ -58,10 +58,27 @@ def test_unbalanced_markers_are_refused(source):
 
 def test_solutions_earn_full_marks():
     result = run(SOLUTIONS)
-    failed = [(c.exercise, c.check, c.message) for e in result.exercises for c in e.checks if c.outcome == "failed"]
-    assert not failed
-    assert result.full_marks
+    assert not full_marks_problems(result)
     assert {e.name for e in result.exercises} == set(registry.BY_MODULE)
+
+
+
+def test_full_marks_means_every_check_ran(tmp_path):
+    """A check that stopped running counts 0 of 0, so score == max score would still hold: the kit's own
+    full-marks tests must see it, whether the check was skipped or never collected."""
+    import copy
+    import dataclasses
+
+    result = run(make_submission(tmp_path / "s"), ["softmax"])
+    assert not full_marks_problems(result, ["softmax"])
+    skipped, dropped = copy.deepcopy(result), copy.deepcopy(result)
+    first = skipped.exercises[0].checks[0]
+    skipped.exercises[0].checks[0] = dataclasses.replace(first, outcome="skipped", points=0.0, max_points=0.0)
+    assert skipped.full_marks  # the old rule: fooled
+    assert any("skipped" in line for line in full_marks_problems(skipped, ["softmax"]))
+    dropped.exercises[0].checks = [c for c in dropped.exercises[0].checks if c.check != first.check]
+    assert dropped.full_marks
+    assert f"softmax: {first.check} did not run" in full_marks_problems(dropped, ["softmax"])
 
 
 def test_stubs_earn_nothing():
@@ -256,8 +273,7 @@ def value_contributions(model, input_ids, layer, head, position):
 def test_other_right_answers_earn_full_marks(tmp_path, variant):
     modules = OTHER_RIGHT_ANSWERS[variant]
     result = run(make_submission(tmp_path / "s", append=modules), list(modules))
-    failed = [(c.check, c.message) for e in result.exercises for c in e.checks if c.outcome == "failed"]
-    assert not failed
+    assert not full_marks_problems(result, list(modules))
 
 
 @pytest.mark.parametrize("source,expected", [
