@@ -180,7 +180,9 @@ def test_no_key_arrow_runs_through_the_query_label(query):
     axes = figure.axes[0]
     label = next(text for text in axes.texts if text.get_text() == "query")
     box = label.get_window_extent(renderer)
-    for key, arrow in zip(lesson.KEYS, [text for text in axes.texts if text.get_text() == ""]):
+    arrows = [text for text in axes.texts if text.get_text() == ""]  # each key's, then the query's own
+    assert len(arrows) == len(lesson.KEYS) + 1, "an arrow per key and the query's, or this test checks nothing"
+    for key, arrow in zip(lesson.KEYS, arrows):
         start, end = axes.transData.transform([(0, 0), key])
         half_width = arrow.arrow_patch.get_linewidth() * renderer.points_to_pixels(1) / 2
         along = start + np.linspace(0, 1, 400)[:, None] * (end - start)

@@ -191,6 +191,17 @@ def test_head_readouts_agree_with_each_other(model, tokenizer, text):
     np.testing.assert_allclose(pattern / pattern.sum(axis=-1, keepdims=True), attentions, atol=1e-5)
 
 
+@pytest.mark.parametrize("weights,values,shares", [
+    ((0.6, 0.4), [(0.6, 0.8), (1.8, -2.4)], (1 / 3, 2 / 3)),  # the docstring's example: lengths 1 and 3
+    ((0.5, 0.5, 0.0), [(2.0, 0.0), (0.0, -2.0), (3.0, 4.0)], (0.5, 0.5, 0.0)),  # a token after the position
+    ((0.9, 0.1), [(0.1, 0.0), (0.0, 9.0)], (0.09 / 0.99, 0.9 / 0.99)),  # 90% of the attention, 9% of what moves
+], ids=["docstring", "masked", "short value"])
+def test_value_shares_are_the_numbers_worked_by_hand(weights, values, shares):
+    """The expected shares that the checks and the tests below compare with, pinned to arithmetic done by hand
+    (weight times value length, over their sum), not to the code that computes them."""
+    np.testing.assert_allclose(lesson.value_shares(weights, values), shares, rtol=1e-12)
+
+
 @pytest.mark.parametrize("text", CONVENTIONS)
 def test_values_solution_matches_transformers(model, tokenizer, text):
     readouts = gpt2.head_readouts(model, tokenizer, text)
