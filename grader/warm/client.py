@@ -48,17 +48,29 @@ def check(argv: list[str]) -> int | None:
         return None
     try:
         answer = request(_request(argv))
-    except (Unavailable, OSError, ValueError):
-        return None
+    except (Unavailable, OSError, ValueError) as error:
+        return _fell_back(str(error) or type(error).__name__)
     except KeyboardInterrupt:  # pressed twice: the server was told at the first
         print("softlookup check: interrupted; nothing was written", file=sys.stderr)
         return 130
+    if "declined" in answer:
+        return None  # a command line it does not serve, by design: no word about it
     if not isinstance(answer.get("exit"), int):
-        return None  # the server declined (a command line it does not serve) or failed: grade in-process
+        return _fell_back(str(answer.get("error", "no exit status in its answer"))[:200])
     for stream, text in ((sys.stdout, answer.get("stdout", "")), (sys.stderr, answer.get("stderr", ""))):
         stream.write(text)
         stream.flush()
     return answer["exit"]
+
+
+def _fell_back(why: str) -> None:
+    """Say, in one line on stderr, that the server failed and the check runs in this process (slower, same
+    verdicts): a learner wondering why a check is slow today, and a test of the warm road, can both see it."""
+    print(f"{FALLBACK}: {why}", file=sys.stderr)
+    return None
+
+
+FALLBACK = "softlookup check: the warm server could not serve this check, so it runs in this process instead"
 
 
 def _request(argv: list[str]) -> dict:

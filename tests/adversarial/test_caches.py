@@ -48,12 +48,19 @@ def per_exercise(results: dict) -> dict[str, str]:
     return {name: f"{points(earned)}/{points(possible)}" for name, (earned, possible) in totals.items()}  # as tables do
 
 
-def checked(folder: Path, exercises: tuple[str, ...], **env) -> tuple[dict[str, str], str]:
-    """``softlookup check`` of ``exercises``: each one's points, and what it printed, times left out."""
+KEPT = "Unchanged since your last check"  # the warm server's line where it answered from what it kept
+
+
+def checked(folder: Path, exercises: tuple[str, ...], kept: list | None = None, **env) -> tuple[dict[str, str], str]:
+    """``softlookup check`` of ``exercises``: each one's points, and what it printed, times and the server's
+    "unchanged" line left out (that line is appended to ``kept``, or "" where there was none)."""
     results = folder.parent / "results.json"
     done = softlookup("check", folder, *(f"--exercise={name}" for name in exercises), "--json", results, **env)
     assert done.returncode in (0, 1), done.stderr
-    lines = [line for line in done.stdout.splitlines() if not line.startswith("Unchanged since your last check")]
+    assert client.FALLBACK not in done.stderr, done.stderr  # a server that failed is never passed off as served
+    lines = [line for line in done.stdout.splitlines() if not line.startswith(KEPT)]
+    if kept is not None:
+        kept.append(next((line for line in done.stdout.splitlines() if line.startswith(KEPT)), ""))
     return per_exercise(json.loads(results.read_text())), re.sub(r"\(\d+\.\d s\)", "(time)", "\n".join(lines))
 
 
@@ -71,19 +78,42 @@ def save(path: Path, text: str):
 # -- the warm server: two successive checks --------------------------------------------------------
 
 
+def to_server(message: dict, env: dict):
+    """``message``'s answer from the warm server that checks run with ``env`` reach (None where none listens).
+
+    Asked from a process with the checks' own environment: the server's name
+    is a digest of it (grader.warm.place.kit_key), so this test's process,
+    whose environment differs, would be talking to no server at all.
+    """
+    asking = ("import json, sys; from grader.warm import client\n"
+              "try:\n    print(json.dumps(client.request(json.loads(sys.argv[1]), start=False)))\n"
+              "except (client.Unavailable, OSError, ValueError):\n    print('null')\n")
+    done = subprocess.run([sys.executable, "-c", asking, json.dumps(message)], capture_output=True, text=True,
+                          env={**ENV, **env}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
 @pytest.fixture
-def warm(monkeypatch):
+def warm():
     """``softlookup check`` served by a server of this test's own, stopped at the end."""
     runtime = Path(tempfile.mkdtemp(prefix="softlookup-test-"))  # a socket's path has at most 107 bytes
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    env = {"XDG_RUNTIME_DIR": str(runtime), "SOFTLOOKUP_NO_SERVER": "0", "SOFTLOOKUP_SERVER_IDLE": "120"}
+
+    def served() -> int:
+        status = to_server({"status": True}, env)
+        return status["served"] if status else 0
 
     def check(folder: Path, *exercises: str) -> tuple[dict[str, str], str]:
-        return checked(folder, exercises, XDG_RUNTIME_DIR=str(runtime), SOFTLOOKUP_NO_SERVER="0",
-                       SOFTLOOKUP_SERVER_IDLE="120")
+        """A check that the server must have answered: its count of checks served goes up by one."""
+        before = served()
+        answer = checked(folder, exercises, check.kept, **env)
+        assert served() == before + 1, "the warm server did not answer this check"
+        return answer
 
+    check.kept = []  # per check, the server's "unchanged" line, or "" where it graded again
     yield check
-    with contextlib.suppress(client.Unavailable, OSError, ValueError):
-        client.request({"stop": True}, start=False)
+    to_server({"stop": True}, env)
     shutil.rmtree(runtime)
 
 
@@ -100,6 +130,7 @@ def test_a_fix_in_the_learners_own_package_is_graded(warm, tmp_path):
     second = warm(folder, "softmax")
     assert second == fresh(folder, "softmax"), second[1]
     assert second[0] == {"softmax": FULL["softmax"]}
+    assert warm.kept == ["", ""]  # graded both times: the package's change counted
 
 
 def test_a_helper_broken_after_a_passing_check_loses_its_points(warm, tmp_path):
@@ -117,6 +148,7 @@ def test_a_helper_broken_after_a_passing_check_loses_its_points(warm, tmp_path):
     assert second == fresh(folder, "softmax", "lookup"), second[1]
     assert second[0]["softmax"] != FULL["softmax"]
     assert warm(folder, "softmax", "lookup") == second  # nothing changed since: kept, and still the same
+    assert warm.kept[:2] == ["", ""] and "softmax.py" in warm.kept[2], warm.kept
 
 
 # -- a --watch session --------------------------------------------------------------------------

@@ -180,3 +180,22 @@ def test_a_changed_kit_has_another_key(tmp_path, monkeypatch):
 @pytest.mark.parametrize("argv", [["--watch"], ["--wat"], ["--no-server"], ["--no-se"]])
 def test_watch_and_no_server_are_not_served(argv):
     assert server._declined(argv)
+
+
+@pytest.mark.parametrize("failure", ["unreachable", "error"])
+def test_a_server_that_fails_says_so_in_one_line(monkeypatch, capsys, failure):
+    """The check then runs in this process (the same verdicts, slower): one line on stderr says so, so that
+    neither a learner nor a test of the warm road takes it for a served check. A declined command line is the
+    design, not a failure, and says nothing."""
+    def failing(message, start=True):
+        if failure == "unreachable":
+            raise client.Unavailable("no server listens")
+        return {"error": "RuntimeError: broken"}
+
+    monkeypatch.delenv("SOFTLOOKUP_NO_SERVER", raising=False)
+    monkeypatch.setattr(client, "request", failing)
+    assert client.check(["assignments"]) is None
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(client.FALLBACK) and ("no server listens" in line or "RuntimeError: broken" in line)
+    monkeypatch.setattr(client, "request", lambda message, start=True: {"declined": "its own process"})
+    assert client.check(["assignments"]) is None and capsys.readouterr().err == ""
