@@ -12,6 +12,7 @@ from grader.warm.client import check as warm_check
 COMMANDS = {
     "check": ("grader.commands.check", "grade a folder of exercise modules"),
     "grade": ("grader.commands.grade", "grade a class: one subfolder (or .zip) per student"),
+    "merge": ("grader.commands.merge", "join the shares of a class graded with grade --shard K/N"),
     "hint": ("grader.commands.hint", "hints for an exercise you are stuck on"),
     "release": ("grader.commands.release", "make assignments/, a student bundle, a Gradescope autograder or an nbgrader course"),
     "gpt2-report": ("grader.commands.report", "measure the lesson's GPT-2 numbers and draw the head"),

@@ -19,13 +19,13 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from grader.commands import check
-from grader.engine import batch, options, registry, runner, system
+from grader.engine import batch, edition, options, registry, runner, system
 from grader.engine.intake import Student, escaped
 from grader.engine.options import Options
 from grader.engine.protections import unconfined
 from grader.engine.results import ErrorKind, SubmissionResult, write_atomically
 from grader.platforms import Export, detect, folders, listing
-from grader.reports import gradebook, summary
+from grader.reports import gradebook, shards, summary
 from grader.usage import Parser, UsageError
 
 NOT_FOUND = (ErrorKind.MISSING, ErrorKind.INVALID)  # why a check had nothing to grade: no module, no readable submission
@@ -47,6 +47,9 @@ def parser() -> Parser:
     check.add_exercise_option(p)
     options.declare(p.add_argument, ("solutions", "time_limit", "import_time_limit", "memory_limit", "time_budget"))
     p.add_argument("--force", action="store_true", help="grade again students already graded in OUT")
+    p.add_argument("--shard", default="1/1", metavar="K/N",
+                   help="grade share K of N only, for a class graded on N machines and joined by softlookup merge: "
+                        "each student is in one share, the same on every machine (default: 1/1, the whole class)")
     p.add_argument("--allow-unconfined", action="store_true",
                    help="grade even where this machine cannot confine student code fully (not recommended)")
     return p
@@ -66,6 +69,10 @@ def usage_problem(args) -> str | None:
         return "--out must not be inside the submissions folder (it would be graded as a student)"
     if args.jobs < 1:
         return f"--jobs must be 1 or more, not {args.jobs}"
+    try:
+        shards.parse(args.shard)
+    except ValueError as error:
+        return str(error)
     return Options.of(args).problem()
 
 
@@ -81,6 +88,9 @@ def main(argv=None) -> int:
         raise UsageError(problem)
     exercises = check.chosen_exercises(args)
     export = detect.read(args.submissions.resolve(), args.layout)
+    everyone, (number, count) = [student.id for student in export.students], shards.parse(args.shard)
+    if count > 1:
+        export = dataclasses.replace(export, students=[s for s in export.students if shards.share_of(s.id, count) == number])
     print(f"softlookup grade: {escaped(export.described())}", file=sys.stderr)
     if warning := mixed_layouts(args.submissions.resolve(), export):
         print(f"softlookup grade: warning: {warning}", file=sys.stderr)
@@ -88,7 +98,12 @@ def main(argv=None) -> int:
         print(f"softlookup grade: there is no student to grade in {args.submissions}; give the folder of the "
               "platform's export (unzipped), or one with a subfolder (or .zip) per student", file=sys.stderr)
         return 1
+    if other := _other_share(args.out, number, count):
+        raise UsageError(other)
     args.out.mkdir(parents=True, exist_ok=True)
+    shards.Shard(number, count, edition.kit_edition(Options.of(args).reference_folder), tuple(e.module for e in exercises),
+                 export.layout, args.assignment, tuple(everyone), tuple(s.id for s in export.students)
+                 ).write(args.out, write_atomically)
     system.close_to_workers([args.submissions, args.out])  # every student's work and every result
     todo = [s for s in export.students if args.force or _result_in(args.out, s) is None]
     if not todo:
@@ -150,6 +165,18 @@ def write_gradebook(out: Path, export: Export, exercises: list[registry.Exercise
     for name in _import_file(export.layout):
         write_atomically(out / name, detect.LAYOUTS[export.layout].gradebook_import(graded, assignment))
     return graded
+
+
+def _other_share(out: Path, number: int, count: int) -> str:
+    """Why ``out`` cannot take this share: it holds another share's students; "" where it can."""
+    try:
+        found = shards.Shard.read(out)
+    except ValueError:
+        return ""  # a new folder, or one from before shares: a whole class
+    if (found.number, found.count) != (number, count):
+        return (f"{out} holds share {found.name} of a class; give each share an --out of its own "
+                f"(this is --shard {number}/{count})")
+    return ""
 
 
 def _import_file(layout: str) -> list[str]:

@@ -59,6 +59,8 @@ KEPT_BACK = {
     "releases/exercise_notebooks.py": "makes notebooks from the reference solutions",
     "releases/nbgrader_course.py": "makes an nbgrader course, hidden tests included, from the reference solutions",
     "commands/grade.py": "grades a class with the hidden checks",
+    "commands/merge.py": "joins the shares of a class that softlookup grade --shard graded",
+    "reports/shards.py": "the shares of a class graded on many machines",
     "reports/gradebook.py": "the class gradebook of softlookup grade",
     "reports/inert.py": "student text made inert in the class gradebook's files",
     "commands/report.py": "gpt2-report measures the lesson's figures with gpt2.py",

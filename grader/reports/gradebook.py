@@ -33,7 +33,7 @@ from pathlib import Path
 
 from grader.engine.intake import NAME_BYTES
 from grader.engine.results import SubmissionResult, redacted, writable, writable_copy, write_atomically
-from grader.reports import summary
+from grader.reports import shards, summary
 from grader.reports.gradescope import gradescope
 from grader.reports.html_table import html as table
 from grader.reports.inert import csv_text, fenced, html_page, inline
@@ -43,7 +43,7 @@ RESULT_FILE = "softlookup.json"
 CLASS_FILES = ("grades.csv", "summary.md", "summary.html")  # the kit's own files in OUT, beside the students' folders
 # The gradebook imports written beside them for the platform a class came from (grader.platforms): no student's.
 IMPORT_FILES = ("canvas-gradebook.csv", "moodle-grading-worksheet.csv")
-RESERVED = CLASS_FILES + IMPORT_FILES  # names no student's folder takes
+RESERVED = CLASS_FILES + IMPORT_FILES + (shards.MARKER,)  # names no student's folder takes
 _MARK = "_"  # what starts a student's folder whose id cannot be its name
 
 
@@ -54,7 +54,7 @@ def student_folder(out: Path, student: str) -> Path:
     """The folder of ``student``'s files in ``out``: where they are written and where a rerun finds them.
 
     It is named by the id, except for an id that could be taken for one of
-    the kit's own entries in ``out``: one of :data:`CLASS_FILES` or :data:`IMPORT_FILES` (in any case,
+    the kit's own entries in ``out``: one of :data:`RESERVED` (in any case,
     for file systems that ignore case), a hidden name (``.x``, as the kit's
     temporary files are), an empty one, or one that starts with ``_`` itself;
     those get ``_`` in front (``grades.csv`` -> ``_grades.csv``, ``_x`` ->

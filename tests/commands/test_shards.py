@@ -1,0 +1,129 @@
+"""A class graded in shares (``grade --shard K/N``) and joined (``merge``): equal to one run, row for row.
+
+The class is a Canvas export (so that the merge writes an import file too) of
+honest, partial and empty work; one ``grade`` of the whole class is the
+yardstick for three shares merged. Every way shares cannot be joined is
+refused in one line, exit 2, with nothing written.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import exports
+from grader.reports import gradebook, shards
+from helpers import ENV
+
+OPTIONS = [f"--exercise={name}" for name in exports.EXERCISES]
+
+
+def softlookup(*args):
+    return subprocess.run([sys.executable, "-m", "grader.cli", *map(str, args)], capture_output=True, text=True,
+                          env=ENV, timeout=600)
+
+
+def grade(submissions, out, *extra):
+    done = softlookup("grade", submissions, "--out", out, "--allow-unconfined", *OPTIONS, *extra)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def test_every_student_is_in_one_share_whatever_the_order():
+    ids = [f"student-{number}" for number in range(2000)]
+    for count in (1, 3, 20):
+        found = [shards.share_of(student, count) for student in ids]
+        assert found == [shards.share_of(student, count) for student in reversed(ids)][::-1]
+        assert set(found) == set(range(1, count + 1))  # 2,000 ids reach every share
+    assert shards.share_of("alice", 20) == 1 + int.from_bytes(__import__("hashlib").sha256(b"alice").digest()[:8],
+                                                              "big") % 20  # the digest of the id, not Python's hash
+
+
+@pytest.mark.parametrize("text", ["0/3", "4/3", "x", "1/0", "2", "-1/3", "1/3/4", ""])
+def test_a_bad_share_is_one_line(tmp_path, text):
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    done = softlookup("grade", tmp_path / "class", "--out", tmp_path / "out", "--shard", text, *OPTIONS)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "--shard" in done.stderr and not (tmp_path / "out").exists()  # -1/3: argparse takes it for an option
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """One run of the whole class, three shares run apart, and their merge."""
+    root = tmp_path_factory.mktemp("shards")
+    submissions = root / "canvas"
+    exports.canvas(submissions)
+    whole = root / "whole"
+    grade(submissions, whole)
+    parts = [root / f"part-{number}" for number in (1, 2, 3)]
+    for number, part in enumerate(parts, 1):
+        grade(submissions, part, "--shard", f"{number}/3")
+    merged = root / "merged"
+    done = softlookup("merge", *parts, "--out", merged)
+    assert done.returncode == 0, done.stderr
+    return submissions, whole, parts, merged
+
+
+
+def untimed(results: Path) -> dict:
+    """Gradescope's results.json without the seconds it took, which differ between any two runs."""
+    plain = json.loads(results.read_text())
+    plain.pop("execution_time", None)
+    return plain
+
+
+@pytest.mark.slow
+def test_the_merged_class_equals_one_run(graded):
+    _, whole, parts, merged = graded
+    shares = [shards.Shard.read(part) for part in parts]
+    everyone = shards.Shard.read(whole).everyone
+    assert sorted(s for shard in shares for s in shard.share) == sorted(everyone) and len(everyone) >= 4
+    assert all(shard.share for shard in shares)  # this class reaches each of the three shares
+    for name in ("grades.csv", "canvas-gradebook.csv"):
+        assert (merged / name).read_text() == (whole / name).read_text(), name
+    for student in everyone:
+        mine, theirs = (gradebook.student_folder(out, student) for out in (merged, whole))
+        assert (mine / "feedback.md").read_text() == (theirs / "feedback.md").read_text(), student
+        assert untimed(mine / "results.json") == untimed(theirs / "results.json"), student
+    summary = (merged / "summary.md").read_text()
+    assert all(line in summary for line in (whole / "summary.md").read_text().splitlines()
+               if "second" not in line and " s " not in line)
+
+
+@pytest.mark.slow
+def test_shares_that_cannot_be_joined_are_refused(graded, tmp_path):
+    submissions, whole, parts, merged = graded
+    refused = {
+        "a share missing": [parts[0], parts[1]],
+        "a whole run beside shares": [whole, parts[0]],
+        "the output is a share": None,
+    }
+    for why, given in refused.items():
+        out = tmp_path / why.replace(" ", "-")
+        done = softlookup("merge", *(given or parts), "--out", parts[0] if given is None else out)
+        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, (why, done.stderr)
+        assert not out.exists(), why
+    assert "no folder holds share 3/3" in softlookup("merge", parts[0], parts[1], "--out", tmp_path / "x").stderr
+    # a share whose grading was stopped before one of its students: named, and how to finish it
+    unfinished = tmp_path / "unfinished"
+    __import__("shutil").copytree(parts[1], unfinished)
+    student = shards.Shard.read(unfinished).share[0]
+    (gradebook.student_folder(unfinished, student) / gradebook.RESULT_FILE).unlink()
+    done = softlookup("merge", parts[0], unfinished, parts[2], "--out", tmp_path / "y")
+    assert done.returncode == 2 and student in done.stderr and "run its grade again" in done.stderr
+    # another share into a share's folder
+    done = softlookup("grade", submissions, "--out", parts[0], "--shard", "2/3", "--allow-unconfined", *OPTIONS)
+    assert done.returncode == 2 and "holds share 1/3" in done.stderr
+    # graded with other exercises
+    other = tmp_path / "other"
+    done = softlookup("grade", submissions, "--out", other, "--shard", "3/3", "--allow-unconfined",
+                      "--exercise=lookup")
+    assert (other / shards.MARKER).is_file(), done.stderr  # graded (nobody handed in lookup.py: exit 1)
+    done = softlookup("merge", parts[0], parts[1], other, "--out", tmp_path / "z")
+    assert done.returncode == 2 and "differ in their exercises" in done.stderr
+    # the merge may be run again into its own output: the same files
+    before = (merged / "grades.csv").read_text()
+    assert softlookup("merge", *parts, "--out", merged).returncode == 0
+    assert (merged / "grades.csv").read_text() == before
