@@ -127,3 +127,95 @@ def test_shares_that_cannot_be_joined_are_refused(graded, tmp_path):
     before = (merged / "grades.csv").read_text()
     assert softlookup("merge", *parts, "--out", merged).returncode == 0
     assert (merged / "grades.csv").read_text() == before
+
+
+# -- the three engines' files in docs/instructors.md ------------------------------------------------
+
+INSTRUCTORS = Path(__file__).resolve().parents[2] / "docs" / "instructors.md"
+
+
+def engine_file(name: str) -> str:
+    """The code block that follows ``<!-- engine: NAME -->`` in the instructors' guide."""
+    text = INSTRUCTORS.read_text()
+    after = text.split(f"<!-- engine: {name} -->\n", 1)[1]
+    return after.split("```", 2)[1].split("\n", 1)[1]
+
+
+@pytest.fixture(scope="module")
+def share_one(tmp_path_factory):
+    """A class of two honest students whose ids put them both in share 1 of 10 and of 20, with every exercise."""
+    from helpers import SOLUTIONS
+
+    root = tmp_path_factory.mktemp("engines")
+    ids = [f"student-{n}" for n in range(1000) if shards.share_of(f"student-{n}", 20) == 1][:2]
+    for student in ids:
+        __import__("shutil").copytree(SOLUTIONS, root / "submissions" / student, ignore=lambda *_: ["__pycache__"])
+    return root, ids
+
+
+def graded_share(out: Path, ids: list[str]):
+    import csv
+
+    rows = list(csv.DictReader((out / "grades.csv").open()))
+    assert [row["student"] for row in rows] == sorted(ids) or {row["student"] for row in rows} == set(ids)
+    assert all(row["status"] == "ok" and float(row["score"]) == float(row["max_score"]) for row in rows), rows
+    assert shards.Shard.read(out).name.startswith("1/")
+
+
+def run_here(command: list[str], cwd: Path, **env):
+    bin_folder = str(Path(sys.executable).parent)
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=900,
+                          env={**ENV, "PATH": f"{bin_folder}:{ENV.get('PATH', '')}", **env})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_the_github_actions_matrix_grades_its_share(share_one):
+    import yaml
+
+    workflow = yaml.safe_load(engine_file("github-actions"))
+    share, merge = workflow["jobs"]["share"], workflow["jobs"]["merge"]
+    grading = next(step["run"] for step in share["steps"] if "softlookup grade" in step.get("run", ""))
+    count = int(grading.split("--shard ${{ matrix.shard }}/")[1].split()[0])
+    assert share["strategy"]["matrix"]["shard"] == list(range(1, count + 1))
+    assert merge["needs"] == "share" and any("softlookup merge share-*/" in step.get("run", "") for step in merge["steps"])
+    root, ids = share_one
+    run_here(["bash", "-c", grading.replace("${{ matrix.shard }}", "1")], root)
+    graded_share(root / "share-1", ids)
+
+
+@pytest.mark.slow
+def test_the_slurm_array_grades_its_share(share_one, tmp_path):
+    script = tmp_path / "grade.sbatch"
+    script.write_text(engine_file("slurm"))
+    assert subprocess.run(["bash", "-n", script]).returncode == 0
+    array = next(line for line in script.read_text().splitlines() if line.startswith("#SBATCH --array="))
+    assert array == "#SBATCH --array=1-20" and '--shard "$SLURM_ARRAY_TASK_ID/20"' in script.read_text()
+    kit = tmp_path / "kit" / ".venv" / "bin"
+    kit.mkdir(parents=True)
+    (kit / "softlookup").symlink_to(Path(sys.executable).parent / "softlookup")
+    root, ids = share_one
+    run_here(["bash", script], tmp_path, SLURM_ARRAY_TASK_ID="1", KIT=str(tmp_path / "kit"),
+             CLASS=str(root / "submissions"), OUT=str(tmp_path / "graded"))
+    graded_share(tmp_path / "graded" / "share-1", ids)
+
+
+@pytest.mark.slow
+def test_the_kubernetes_indexed_job_grades_its_share(share_one, tmp_path):
+    import yaml
+
+    job = yaml.safe_load(engine_file("kubernetes"))
+    spec, pod = job["spec"], job["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert job["kind"] == "Job" and spec["completionMode"] == "Indexed"
+    command = container["command"][2]
+    assert f"--shard $((JOB_COMPLETION_INDEX + 1))/{spec['completions']}" in command
+    # a default non-root pod: nothing privileged, no capability, the runtime's seccomp profile
+    assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] != 0
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert container["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    root, ids = share_one
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "submissions").symlink_to(root / "submissions")
+    run_here(["sh", "-c", command.replace("/class/", f"{tmp_path}/class/")], tmp_path, JOB_COMPLETION_INDEX="0")
+    graded_share(tmp_path / "class" / "graded" / "share-1", ids)
