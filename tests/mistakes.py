@@ -123,6 +123,14 @@ def softmax(x, axis=-1):
     x /= np.sum(x, axis=axis, keepdims=True)
     return x
 """, "test_arguments_unchanged", "changed its argument `x` in place", named="changed-in-place"),
+    rewrite("masked scores made finite in place", "softmax", """
+def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=float)  # the caller's own array, when it is one of floats
+    x[np.isneginf(x)] = -1e30  # a large finite stand-in for -inf, written over the caller's mask
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    exps = np.exp(shifted)
+    return exps / np.sum(exps, axis=axis, keepdims=True)
+""", "test_arguments_unchanged", "changed its argument `x` in place", named="changed-in-place"),
     # -- lookup ----------------------------------------------------------------------------
     edit("exact lookup returns the key", "lookup", "            return value\n", "            return key\n",
          "test_exact_lookup_finds_key", "Return the value stored", named="key-instead-of-value"),

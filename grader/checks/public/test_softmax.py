@@ -220,15 +220,30 @@ def test_rows_far_apart(submission, axis):
 
 
 def weights_along_some_axis(weights, x) -> bool:
-    """Whether ``weights`` are softmax-like weights of ``x`` along one of its axes, whichever that is."""
-    return any(np.all(weights > 0) and np.allclose(weights.sum(axis=axis), 1, atol=1e-6)
+    """Whether ``weights`` are softmax-like weights of ``x`` along one of its axes, whichever that is: positive
+    where a score is finite, 0 where it is -inf."""
+    finite = np.isfinite(x)
+    return any(np.all(weights[finite] > 0) and np.all(weights[~finite] == 0)
+               and np.allclose(weights.sum(axis=axis), 1, atol=1e-6)
                and verify.ranked_like(weights, x, axis) for axis in range(x.ndim))
 
 
-# Every kind of scores the docstring allows: a vector, a matrix along either axis, a 3-D array, a nested list.
+def masked(shape, seed):
+    """Scores with -inf where a mask hides them, on a checkerboard that leaves the first column and some score
+    of every row and column finite (a wrong axis or a shift by the first score is another check's business):
+    a softmax that writes over the -inf in place (to make them finite, say) changes the caller's mask."""
+    x = scores(shape, seed)
+    rows, columns = np.indices(shape)
+    x[((rows + columns) % 2 == 1) & (columns > 0)] = -np.inf
+    return x
+
+
+# Every kind of scores the docstring allows: a vector, a matrix along either axis, a 3-D array, a nested list,
+# masked scores as an array and as a list.
 ARGUMENTS = {"vector": (scores((5,), seed=4), -1), "matrix": (scores((3, 4), seed=4), -1),
              "matrix-axis0": (scores((3, 4), seed=5), 0), "3-D": (scores((2, 3, 4), seed=6), 1),
-             "list": (scores((2, 3), seed=7).tolist(), -1)}
+             "list": (scores((2, 3), seed=7).tolist(), -1), "masked": (masked((3, 4), seed=8), -1),
+             "masked-list": (masked((2, 5), seed=9).tolist(), -1)}
 
 
 @pytest.mark.points(1)
