@@ -435,6 +435,13 @@ def head_pattern(model, tokenizer, text, layer, head):
     edit("share without a ValueError", "gpt2_heads", "raise ValueError(f\"no token {token!r} in {list(tokens)}\")",
          "return 0.0", "test_attention_share_unknown_token", "raise ValueError",
          named="missing-token-not-a-valueerror"),
+    edit("a ValueError that names nothing", "gpt2_heads", "raise ValueError(f\"no token {token!r} in {list(tokens)}\")",
+         "raise ValueError(\"token not found\")", "test_attention_share_unknown_token", "name the token asked for",
+         named="missing-token-message-unhelpful"),
+    edit("a ValueError for the second token only", "gpt2_heads", "    for token in (from_token, to_token):\n",
+         "    names.index(bare(from_token))  # a missing first token raises list.index's own ValueError\n"
+         "    for token in (to_token,):\n", "test_attention_share_unknown_token", "list the tokens there are",
+         named="missing-token-message-unhelpful"),
     edit("max over heads instead of mean", "gpt2_heads", "attentions[layer][0].mean(dim=0)",
          "attentions[layer][0].max(dim=0).values", "test_layer_average", "maximum over the heads",
          named="max-over-heads"),

@@ -160,8 +160,11 @@ def head_pattern(model, tokenizer, text, layer, head):
 
 def attention_share(tokens, pattern, from_token, to_token):
     clean = [token.replace("Ġ", " ").strip() for token in tokens]
-    row = clean.index(from_token.replace("Ġ", " ").strip())
-    column = clean.index(to_token.replace("Ġ", " ").strip())
+    try:
+        row = clean.index(from_token.replace("Ġ", " ").strip())
+        column = clean.index(to_token.replace("Ġ", " ").strip())
+    except ValueError as error:  # list.index names the token; the docstring asks for the tokens there too
+        raise ValueError(f"{error}: the tokens are {clean}") from None
     return pattern[row][column]
 
 def layer_average(model, tokenizer, text, layer):

@@ -167,22 +167,36 @@ def test_attention_share(submission, tokens, source, target, row, column):
 
 @pytest.mark.points(1)
 def test_attention_share_unknown_token(submission):
-    """A token that is not in the sentence raises ValueError; tokens that are there give their share."""
+    """A token that is not in the sentence raises ValueError whose message names it and the tokens there are (as
+    the docstring promises), whichever of the two it is; tokens that are there give their share."""
     pattern = share_pattern(SHARE_TOKENS, 1)
     what = "attention_share(tokens, pattern, 'it', 'cat')"
     verify.close(verify.number(submission.gpt2_heads.attention_share(SHARE_TOKENS, pattern, "it", "cat"), what),
                  pattern[7, 1], f"{what}, where both tokens are there", atol=1e-12, rtol=0)
+    for pair in (("it", "dog"), ("dog", "cat")):
+        expect_missing_token_named(submission, pattern, *pair)
+
+
+def expect_missing_token_named(submission, pattern, from_token, to_token):
+    call = f"attention_share(..., {from_token!r}, {to_token!r})"
     try:
-        received = submission.gpt2_heads.attention_share(SHARE_TOKENS, pattern, "it", "dog")
+        received = submission.gpt2_heads.attention_share(SHARE_TOKENS, pattern, from_token, to_token)
     except SubmissionError as error:
-        if error.kind == ErrorKind.EXCEPTION and error.message.startswith("ValueError"):
-            return
         if error.kind != ErrorKind.EXCEPTION:  # not implemented, a crash, a time-out: say so as it is
             raise
-        verify.fail(f"attention_share(..., 'it', 'dog') raised {error.message.split(':')[0]}; the docstring asks "
-                    "for a ValueError that names the missing token.", "missing-token-not-a-valueerror")
-    verify.fail(f"attention_share(..., 'it', 'dog') returned {verify.show(received)}, but there is no 'dog' in the "
-                "sentence: raise ValueError naming it.", "missing-token-not-a-valueerror")
+        if not error.message.startswith("ValueError"):
+            verify.fail(f"{call} raised {error.message.split(':')[0]}; the docstring asks for a ValueError that "
+                        "names the missing token.", "missing-token-not-a-valueerror")
+        text = error.message.partition(":")[2]
+        unnamed = [token.lstrip("Ġ") for token in dict.fromkeys(SHARE_TOKENS) if token.lstrip("Ġ") not in text]
+        verify.expect("dog" in text and not unnamed, lambda: (
+            f"{call} raised ValueError({text.strip()[:200]!r}): right to raise, but the message must help the caller "
+            f"fix the call, as the docstring promises: name the token asked for ('dog') and list the tokens there "
+            f"are{' (it leaves out ' + ', '.join(repr(t) for t in unnamed[:3]) + ')' if unnamed else ''}."),
+            "missing-token-message-unhelpful")
+        return
+    verify.fail(f"{call} returned {verify.show(received)}, but there is no 'dog' in the sentence: raise ValueError "
+                "naming it.", "missing-token-not-a-valueerror")
 
 
 @pytest.mark.points(2)
