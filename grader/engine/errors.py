@@ -68,12 +68,17 @@ class SubmissionError(Exception):
         return f"{name} raised {self.message}{place}."
 
 
-# What the confinement refused, in the lesson's terms: the worker names which ("network", "process", "file: PATH").
+# What the confinement refused, in the lesson's terms: the worker names which ("network", "process", "signal",
+# "memory", "file: PATH").
 _REFUSALS = {
     "network": ("tried to open a network connection",
                 "the checks run offline, so code can neither download nor send anything"),
     "process": ("tried to start or signal another process",
                 "the checks run your functions in one process, so compute the answer in Python itself"),
+    "signal": ("tried to signal a process outside its own worker",
+               "the checks run your functions alone, so compute the answer in Python itself"),
+    "memory": ("tried to keep memory outside its own worker (an in-memory file, shared memory or a larger pipe)",
+               "the checks count all the memory your code uses, so keep your data in Python's own objects"),
     "file": ("tried to open {}, outside its own folder",
              "your code may read only its own folder and Python's libraries, and write only a temporary folder"),
 }

@@ -24,6 +24,11 @@ PROTECTIONS = {
     "processes": ("no new processes", "seccomp, or RLIMIT_NPROC under a uid other than root's"),
 }
 
+# The errnos the seccomp filter answers two kinds of refused call with: no call of Linux's own gives them (its
+# largest errno is 133), so the worker can tell the learner what was refused, whatever call their code made.
+SIGNAL_REFUSED = 3901  # a route to a signal for a process outside the worker (kill, an I/O owner, a terminal)
+MEMORY_REFUSED = 3902  # memory held outside the address space (in-memory files, shared memory, pipe buffers)
+
 
 @dataclass
 class Protections:
@@ -62,6 +67,29 @@ class Protections:
 
     def to_plain(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_plain(cls, plain) -> "Protections":
+        """A worker's report, every field checked for its type; ValueError if one is not.
+
+        The worker sends it before any learner code runs, so a malformed one is
+        the kit's failure, which the judge reports as such.
+        """
+        if not isinstance(plain, dict) or not set(plain) <= set(cls.__dataclass_fields__):
+            raise ValueError("a report of protections is a table of the known fields")
+        report = cls(**plain)
+        if not (isinstance(report.held, dict) and all(name in PROTECTIONS and _texts(ways)
+                                                      for name, ways in report.held.items())
+                and type(report.landlock_abi) is int and type(report.scratch_capped) is bool
+                and isinstance(report.namespaces, dict)
+                and all(isinstance(name, str) and type(made) is bool for name, made in report.namespaces.items())
+                and _texts(report.notes) and isinstance(report.unconfined_on, str)):
+            raise ValueError("a field of the report of protections is not of its type")
+        return report
+
+
+def _texts(items) -> bool:
+    return isinstance(items, list) and all(isinstance(item, str) for item in items)
 
 
 def unconfined(system: str) -> Protections:

@@ -1,21 +1,35 @@
-"""The worker's seccomp filter: the system calls a learner's code is refused, wherever the kernel has seccomp.
+"""The worker's seccomp filter: every system call, and every argument of one, that a learner's code is refused.
 
 Seccomp is the one mechanism every environment the kit runs on was found to
 offer (Docker's default profile allows a process to add its own filter, and
 so do Kubernetes, Gradescope and Ubuntu 24.04), so it carries three of the
-four protections on its own where nothing else does:
+four protections on its own where nothing else does (no new processes, no
+network, no signal to any process outside the worker), and it keeps memory
+from being held where the address-space limit does not count it.
 
-* no new processes: ``fork``, ``vfork``, and ``clone`` except for threads;
-* no network: no sockets at all (``socket``, ``socketpair``);
-* no signals to, or tracing of, any other process: ``kill`` and ``tgkill``
-  only with the worker's own pid, no ``tkill``, no queued signals to others,
-  no pidfds, no ``ptrace``, no ``process_vm_*``, no ``kcmp``;
+:data:`REFUSALS` is the whole filter, one row per rule with its reason: a
+reviewer reads it in a sitting. Where a protection can hold by construction
+it does so first (the worker and its supervisor each lead a session and a
+process group of their own, so that no group, session or terminal signal
+reaches the judge; a PID namespace or a uid of its own where the machine
+gives one); the rows are what holds where nothing else does. The kernel
+itself keeps some routes to the caller alone, and they need no row: a POSIX
+timer's signal reaches only a thread of the caller's own process
+(``timer_create`` refuses any other ``SIGEV_THREAD_ID`` with EINVAL), and
+``mq_notify`` and ``F_NOTIFY``/``F_SETLEASE`` signal only the process that
+asked; ``O_ASYNC`` given to ``open`` is ignored by Linux (only ``fcntl``
+turns it on).
 
-and it refuses what no worker needs and attacks often use (io_uring,
-keyrings, bpf, perf, userfaultfd, new namespaces, mounts, module loading).
+A refusal answers with an errno, so that the call fails the way a library
+expects a refused call to fail. Routes to another process's signals, and
+memory held outside the worker, answer with errnos of the kit's own
+(:data:`~grader.engine.protections.SIGNAL_REFUSED`,
+:data:`~grader.engine.protections.MEMORY_REFUSED`), which the worker names in
+the learner's feedback.
 
-The filter is classic BPF, built here as a list of ``(code, jt, jf, k)``
-instructions; x86_64 and aarch64 have tables of their own.
+The filter is classic BPF, compiled here from the table into ``(code, jt,
+jf, k)`` instructions; x86_64 and aarch64 number the calls differently
+(:data:`NUMBERS`); a call an architecture does not have is left out there.
 """
 
 from __future__ import annotations
@@ -23,91 +37,171 @@ from __future__ import annotations
 import ctypes
 import errno
 import platform
+from dataclasses import dataclass
 
-_libc = ctypes.CDLL(None, use_errno=True)
+from grader.engine.protections import MEMORY_REFUSED, SIGNAL_REFUSED
 
-_SYSCALLS = {  # the calls a worker never needs, by architecture, then the ones it may use on itself alone
-    "x86_64": dict(fork=57, vfork=58, clone=56, clone3=435, socket=41, socketpair=53, io_uring_setup=425,
-                   io_uring_enter=426, io_uring_register=427, prctl=157, ptrace=101, process_vm_readv=310,
-                   process_vm_writev=311, keyctl=250, add_key=248, request_key=249, unshare=272, setns=308,
-                   mount=165, umount2=166, pivot_root=155, bpf=321, perf_event_open=298, userfaultfd=323,
-                   kexec_load=246, init_module=175, finit_module=313, tkill=200, rt_sigqueueinfo=129,
-                   rt_tgsigqueueinfo=297, pidfd_open=434, pidfd_send_signal=424, pidfd_getfd=438, kcmp=312,
-                   process_madvise=440, kill=62, tgkill=234),
-    "aarch64": dict(clone=220, clone3=435, socket=198, socketpair=199, io_uring_setup=425, io_uring_enter=426,
-                    io_uring_register=427, prctl=167, ptrace=117, process_vm_readv=270, process_vm_writev=271,
-                    keyctl=219, add_key=217, request_key=218, unshare=97, setns=268, mount=40, umount2=39,
-                    pivot_root=41, bpf=280, perf_event_open=241, userfaultfd=282, kexec_load=104,
-                    init_module=105, finit_module=273, tkill=130, rt_sigqueueinfo=138, rt_tgsigqueueinfo=240,
-                    pidfd_open=434, pidfd_send_signal=424, pidfd_getfd=438, kcmp=272, process_madvise=440,
-                    kill=129, tgkill=131),
-}
-_SELF_ONLY = ("kill", "tgkill")  # allowed when their first argument is the worker's own pid
-# What changes a file, refused where no Landlock confines writes (a root grader's worker under a uid of its own,
-# for which any world-writable folder would otherwise do): file-opening calls by their flags, the rest whole.
-_FILE_CHANGES = {
-    "x86_64": dict(openat2=437, creat=85, mkdir=83, mkdirat=258, rmdir=84, unlink=87, unlinkat=263, rename=82,
-                   renameat=264, renameat2=316, link=86, linkat=265, symlink=88, symlinkat=266, chmod=90, fchmod=91,
-                   fchmodat=268, fchmodat2=452, chown=92, fchown=93, lchown=94, fchownat=260, truncate=76,
-                   ftruncate=77, mknod=133, mknodat=259, utime=132, utimes=235, utimensat=280, futimesat=261,
-                   setxattr=188, lsetxattr=189, fsetxattr=190, removexattr=197, lremovexattr=198,
-                   fremovexattr=199, fallocate=285),
-    "aarch64": dict(openat2=437, mkdirat=34, unlinkat=35, renameat=38, renameat2=276, linkat=37, symlinkat=36,
-                    fchmod=52, fchmodat=53, fchmodat2=452, fchown=55, fchownat=54, truncate=45, ftruncate=46,
-                    mknodat=33, utimensat=88, setxattr=5, lsetxattr=6, fsetxattr=7, removexattr=14,
-                    lremovexattr=15, fremovexattr=16, fallocate=47),
-}
-_OPENS = {"x86_64": {2: 24, 257: 32}, "aarch64": {56: 32}}  # open and openat: the offset of their flags argument
+OWN_PID = "the worker's own pid"  # stands for the pid the filter is compiled for
+CLONE_THREAD = 0x00010000
+PR_SET_PDEATHSIG = 1
+F_SETFL, F_SETOWN, F_SETSIG, F_SETOWN_EX, F_SETPIPE_SZ = 4, 8, 10, 15, 1031
+O_ASYNC = 0o20000  # the same on x86_64 and aarch64
+# ioctl commands that name a process or group to signal, or act on a terminal as its controller
+FIOSETOWN, SIOCSPGRP, FIOASYNC = 0x8901, 0x8902, 0x5452
+TIOCSCTTY, TIOCSPGRP, TIOCSTI, TIOCCONS, TIOCSIG = 0x540E, 0x5410, 0x5412, 0x541D, 0x40045436
 _WRITE_FLAGS = 0o1 | 0o2 | 0o100 | 0o1000 | 0o2000  # O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One rule: ``calls`` are refused (with ``errno``) when every test of ``when`` holds; always, if none.
+
+    A test is ``(argument, relation, value)``: the argument's low 32 bits (all
+    that the kernel reads of a pid, a command or the flags here) ``"is"``,
+    ``"is not"`` or is ``"in"`` the value(s), or ``"has"`` or ``"lacks"`` any of
+    the bits of a mask. ``read_only`` rows apply only where every write is
+    refused (a root grader's worker under a uid of its own without Landlock).
+    """
+
+    calls: tuple[str, ...]
+    reason: str
+    when: tuple[tuple, ...] = ()
+    errno: int = errno.EPERM
+    read_only: bool = False
+
+
+REFUSALS = (
+    # -- no new processes -----------------------------------------------------------------
+    Refusal(("fork", "vfork"), "no new process: the worker's code runs in one process"),
+    Refusal(("clone",), "threads only: a clone without CLONE_THREAD is a new process",
+            when=((0, "lacks", CLONE_THREAD),)),
+    Refusal(("clone3",), "its flags sit in memory the filter cannot read: ENOSYS makes libraries fall back to clone",
+            errno=errno.ENOSYS),
+    # -- no network -----------------------------------------------------------------------
+    Refusal(("socket", "socketpair"), "no network: no socket can be made (the worker's own comes from the judge)"),
+    # -- no signal to any process outside the worker --------------------------------------
+    Refusal(("kill", "tgkill"), "a signal to any pid but the worker's own (0 and -1 are groups: refused too)",
+            when=((0, "is not", OWN_PID),), errno=SIGNAL_REFUSED),
+    Refusal(("tkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open", "pidfd_send_signal"),
+            "other ways to signal a pid of its choosing", errno=SIGNAL_REFUSED),
+    Refusal(("fcntl",), "the owner of a descriptor's I/O signals (a pid, a thread or a group), and which signal: "
+            "the kernel sends it on the worker's behalf", when=((1, "in", (F_SETOWN, F_SETOWN_EX, F_SETSIG)),),
+            errno=SIGNAL_REFUSED),
+    Refusal(("fcntl",), "O_ASYNC turns those signals on (a terminal sends them to its foreground group)",
+            when=((1, "is", F_SETFL), (2, "has", O_ASYNC)), errno=SIGNAL_REFUSED),
+    Refusal(("ioctl",), "the same owner and O_ASYNC by ioctl, a terminal's group or control, typing into a "
+            "terminal, and a pty's signal to its group",
+            when=((1, "in", (FIOSETOWN, SIOCSPGRP, FIOASYNC, TIOCSCTTY, TIOCSPGRP, TIOCSTI, TIOCCONS, TIOCSIG)),),
+            errno=SIGNAL_REFUSED),
+    Refusal(("prctl",), "the parent-death signal is the supervisor's: it ends the worker with its supervisor",
+            when=((0, "is", PR_SET_PDEATHSIG),)),
+    Refusal(("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "process_madvise", "pidfd_getfd"),
+            "no tracing, reading, comparing or stealing from another process"),
+    # -- no memory held outside the address space (the limit counts only that) ------------
+    Refusal(("memfd_create", "memfd_secret"), "anonymous in-memory files hold memory no address space counts",
+            errno=MEMORY_REFUSED),
+    Refusal(("shmget", "shmat", "msgget"), "System V shared memory and message queues outlive the worker, "
+            "outside its address space", errno=MEMORY_REFUSED),
+    Refusal(("mq_open",), "POSIX message queues: memory outside the address space (mq_notify then has no queue "
+            "to act on)", errno=MEMORY_REFUSED),
+    Refusal(("fcntl",), "a pipe's buffer grown past its default is memory outside the address space",
+            when=((1, "is", F_SETPIPE_SZ),), errno=MEMORY_REFUSED),
+    # -- what no worker needs and attacks often use ---------------------------------------
+    Refusal(("io_uring_setup", "io_uring_enter", "io_uring_register"),
+            "io_uring submits work that no per-call rule here would see"),
+    Refusal(("keyctl", "add_key", "request_key"), "keyrings can hold the grader's secrets"),
+    Refusal(("unshare", "setns", "mount", "umount2", "pivot_root"),
+            "namespaces and mounts are set up by the supervisor, before the worker's code runs"),
+    Refusal(("bpf", "perf_event_open", "userfaultfd", "kexec_load", "init_module", "finit_module"),
+            "the kernel's widest attack surface, which no numerical code needs"),
+    # -- no file changed, where only seccomp keeps writes in (read_only) ------------------
+    Refusal(("openat2", "creat", "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename", "renameat",
+             "renameat2", "link", "linkat", "symlink", "symlinkat", "chmod", "fchmod", "fchmodat", "fchmodat2",
+             "chown", "fchown", "lchown", "fchownat", "truncate", "ftruncate", "mknod", "mknodat", "utime", "utimes",
+             "utimensat", "futimesat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
+             "fremovexattr", "fallocate"),
+            "a root grader's worker without Landlock: any world-writable folder would do", read_only=True),
+    Refusal(("open",), "opening for writing, with the same reason", when=((1, "has", _WRITE_FLAGS),),
+            read_only=True),
+    Refusal(("openat",), "opening for writing, with the same reason", when=((2, "has", _WRITE_FLAGS),),
+            read_only=True),
+)
+
+NUMBERS = {  # every call the table names, by architecture (aarch64 has no fork, open, mkdir, ... of its own)
+    "x86_64": dict(
+        fork=57, vfork=58, clone=56, clone3=435, socket=41, socketpair=53, kill=62, tgkill=234, tkill=200,
+        rt_sigqueueinfo=129, rt_tgsigqueueinfo=297, pidfd_open=434, pidfd_send_signal=424, fcntl=72, ioctl=16,
+        prctl=157, ptrace=101, process_vm_readv=310, process_vm_writev=311, kcmp=312, process_madvise=440,
+        pidfd_getfd=438, memfd_create=319, memfd_secret=447, shmget=29, shmat=30, msgget=68, mq_open=240,
+        io_uring_setup=425, io_uring_enter=426, io_uring_register=427, keyctl=250, add_key=248, request_key=249,
+        unshare=272, setns=308, mount=165, umount2=166, pivot_root=155, bpf=321, perf_event_open=298,
+        userfaultfd=323, kexec_load=246, init_module=175, finit_module=313,
+        openat2=437, creat=85, mkdir=83, mkdirat=258, rmdir=84, unlink=87, unlinkat=263, rename=82, renameat=264,
+        renameat2=316, link=86, linkat=265, symlink=88, symlinkat=266, chmod=90, fchmod=91, fchmodat=268,
+        fchmodat2=452, chown=92, fchown=93, lchown=94, fchownat=260, truncate=76, ftruncate=77, mknod=133,
+        mknodat=259, utime=132, utimes=235, utimensat=280, futimesat=261, setxattr=188, lsetxattr=189,
+        fsetxattr=190, removexattr=197, lremovexattr=198, fremovexattr=199, fallocate=285, open=2, openat=257),
+    "aarch64": dict(
+        clone=220, clone3=435, socket=198, socketpair=199, kill=129, tgkill=131, tkill=130, rt_sigqueueinfo=138,
+        rt_tgsigqueueinfo=240, pidfd_open=434, pidfd_send_signal=424, fcntl=25, ioctl=29, prctl=167, ptrace=117,
+        process_vm_readv=270, process_vm_writev=271, kcmp=272, process_madvise=440, pidfd_getfd=438,
+        memfd_create=279, memfd_secret=447, shmget=194, shmat=196, msgget=186, mq_open=180, io_uring_setup=425,
+        io_uring_enter=426, io_uring_register=427, keyctl=219, add_key=217, request_key=218, unshare=97, setns=268,
+        mount=40, umount2=39, pivot_root=41, bpf=280, perf_event_open=241, userfaultfd=282, kexec_load=104,
+        init_module=105, finit_module=273,
+        openat2=437, mkdirat=34, unlinkat=35, renameat=38, renameat2=276, linkat=37, symlinkat=36, fchmod=52,
+        fchmodat=53, fchmodat2=452, fchown=55, fchownat=54, truncate=45, ftruncate=46, mknodat=33, utimensat=88,
+        setxattr=5, lsetxattr=6, fsetxattr=7, removexattr=14, lremovexattr=15, fremovexattr=16, fallocate=47,
+        openat=56),
+}
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 _LD_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF opcodes (word loads, constant jumps)
 _ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
-_NR, _ARCH, _ARG0 = 0, 4, 16  # offsets in struct seccomp_data (the low half of args[0] on little-endian)
-CLONE_THREAD = 0x00010000
-PR_SET_PDEATHSIG = 1
+_NR, _ARCH, _ARGS = 0, 4, 16  # offsets in struct seccomp_data (an argument's low half on little-endian)
 
 
 def supported() -> bool:
     """Whether this architecture has a table here (elsewhere no filter is installed, and the worker says so)."""
-    return platform.machine() in _SYSCALLS
+    return platform.machine() in NUMBERS
+
+
+def _test(argument: int, relation: str, value, skip: int, own_pid: int) -> list[tuple[int, int, int, int]]:
+    """Load ``argument`` and jump ``skip`` instructions past the end of the test unless it holds."""
+    values = [own_pid if item == OWN_PID else item for item in (value if relation == "in" else (value,))]
+    code = [(_LD_ABS, 0, 0, _ARGS + 8 * argument)]
+    if relation == "in":  # any one of them: on to the next test; none: skip
+        for left, item in enumerate(reversed(values)):
+            code.append((_JEQ, left, 0, item) if left else (_JEQ, 0, skip, item))
+        return code[:1] + code[:0:-1]
+    operation, holds = {"is": (_JEQ, True), "is not": (_JEQ, False), "has": (_JSET, True),
+                        "lacks": (_JSET, False)}[relation]
+    return code + [(operation, 0, skip, values[0]) if holds else (operation, skip, 0, values[0])]
+
+
+def _rule(number: int, rule: Refusal, own_pid: int) -> list[tuple[int, int, int, int]]:
+    """One call's refusal: the call's number still loaded on the way in and on the way out.
+
+    A test that fails jumps to the last instruction, which loads the number
+    again for the next rule; a call that does not match skips all of it.
+    """
+    tests = []
+    for argument, relation, value in reversed(rule.when):  # built from the end, each knowing how far it is
+        tests = _test(argument, relation, value, len(tests) + 1, own_pid) + tests
+    refuse = [(_RET, 0, 0, _ERRNO | rule.errno)]
+    reload = [(_LD_ABS, 0, 0, _NR)] if tests else []
+    return [(_JEQ, 0, len(tests) + 1 + len(reload), number), *tests, *refuse, *reload]
 
 
 def program(arch: str, own_pid: int, read_only: bool = False) -> list[tuple[int, int, int, int]]:
-    """The BPF filter as (code, jump if true, jump if false, constant): a list of refusals, then allow.
-
-    Each refusal is a comparison that skips its own return when it does not
-    match (a call that matches always returns, so the number stays loaded
-    for the next comparison), so the program reads top to bottom with no labels. ``clone`` is
-    allowed for threads only; ``clone3`` answers ENOSYS, so that libraries
-    fall back to ``clone``, whose flags the filter can see; ``prctl`` may do
-    anything but change the parent-death signal the supervisor relies on;
-    ``kill`` and ``tgkill`` reach ``own_pid`` only (the kernel reads a pid as
-    the low 32 bits of the argument, which is what the filter compares).
-    With ``read_only``, no file may be opened for writing, created, removed,
-    renamed or changed.
-    """
-    deny = _ERRNO | errno.EPERM
-    code = [(_LD_ABS, 0, 0, _ARCH), (_JEQ, 1, 0, _AUDIT_ARCH[arch]), (_RET, 0, 0, deny),  # no other ABI
-            (_LD_ABS, 0, 0, _NR), (_JGE, 0, 1, 0x40000000), (_RET, 0, 0, deny)]  # no x32 aliases
-    for name, number in _SYSCALLS[arch].items():
-        if name == "clone":
-            code += [(_JEQ, 0, 4, number), (_LD_ABS, 0, 0, _ARG0), (_JSET, 0, 1, CLONE_THREAD),
-                     (_RET, 0, 0, _ALLOW), (_RET, 0, 0, deny)]
-        elif name == "prctl":
-            code += [(_JEQ, 0, 4, number), (_LD_ABS, 0, 0, _ARG0), (_JEQ, 0, 1, PR_SET_PDEATHSIG),
-                     (_RET, 0, 0, deny), (_RET, 0, 0, _ALLOW)]
-        elif name in _SELF_ONLY:
-            code += [(_JEQ, 0, 4, number), (_LD_ABS, 0, 0, _ARG0), (_JEQ, 0, 1, own_pid),
-                     (_RET, 0, 0, _ALLOW), (_RET, 0, 0, deny)]
-        else:
-            action = _ERRNO | (errno.ENOSYS if name == "clone3" else errno.EPERM)
-            code += [(_JEQ, 0, 1, number), (_RET, 0, 0, action)]
-    if read_only:
-        for number in _FILE_CHANGES[arch].values():
-            code += [(_JEQ, 0, 1, number), (_RET, 0, 0, deny)]
-        for number, flags in _OPENS[arch].items():  # a refusal whose test reloads the number afterwards
-            code += [(_JEQ, 0, 4, number), (_LD_ABS, 0, 0, flags), (_JSET, 0, 1, _WRITE_FLAGS),
-                     (_RET, 0, 0, deny), (_RET, 0, 0, _ALLOW)]
+    """The BPF filter for :data:`REFUSALS` as (code, jump if true, jump if false, constant), then allow."""
+    code = [(_LD_ABS, 0, 0, _ARCH), (_JEQ, 1, 0, _AUDIT_ARCH[arch]), (_RET, 0, 0, _ERRNO | errno.EPERM),  # no other ABI
+            (_LD_ABS, 0, 0, _NR), (_JGE, 0, 1, 0x40000000), (_RET, 0, 0, _ERRNO | errno.EPERM)]  # no x32 aliases
+    for rule in REFUSALS:
+        if rule.read_only and not read_only:
+            continue
+        for call in rule.calls:
+            if call in NUMBERS[arch]:
+                code += _rule(NUMBERS[arch][call], rule, own_pid)
     return code + [(_RET, 0, 0, _ALLOW)]
 
 
@@ -122,12 +216,13 @@ class _SockFprog(ctypes.Structure):
 def install(own_pid: int, read_only: bool = False) -> str:
     """Install the filter (after no_new_privs); "" once it holds, else why it does not, in words."""
     arch = platform.machine()
-    if arch not in _SYSCALLS:
+    if arch not in NUMBERS:
         return f"seccomp: the kit has no system call table for {arch}"
     code = program(arch, own_pid, read_only)
     filters = (_SockFilter * len(code))(*[_SockFilter(*instruction) for instruction in code])
     fprog = _SockFprog(len(code), filters)
     PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
         return f"seccomp: the kernel refused the filter ({errno.errorcode.get(ctypes.get_errno(), '?')})"
     return ""

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from grader.engine import codec, model_cache
+from grader.engine.protections import MEMORY_REFUSED, SIGNAL_REFUSED
 from grader.engine.results import ErrorKind
 
 # What a learner's worker sees of the environment: nothing of the grader's (tokens, paths, passwords).
@@ -85,6 +86,7 @@ def supervise(data_fd: int, status_fd: int, settings: Settings):
     from grader.engine import confine  # Linux's confinement: only Linux forks workers
 
     confine.die_with_parent()  # the fork server ends when the judge does, and takes us along
+    os.setsid()  # a session and process group of its own: no group, session or terminal signal joins it to the judge
     host_uid = os.geteuid()
     ids, namespaces = None, {}
     if settings.confined:
@@ -157,7 +159,7 @@ def answer(conn, settings: Settings, models: dict, protections: dict, build_late
 
 
 def _isolate(settings: Settings, keep: tuple[int, ...]):
-    os.setsid()
+    os.setsid()  # the worker leads a session and group of its own too, apart from its supervisor's
     os.chdir(settings.scratch)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # output from C code goes nowhere
@@ -233,12 +235,16 @@ def _raised_by_learner(exc: BaseException, directory: str | None) -> bool:
 
 # Why the confinement refused a call, in the lesson's terms: judged from the exception and where it was raised.
 _REFUSED_ERRNOS = {errno.EPERM, errno.EACCES}
+_FILTER_ERRNOS = {SIGNAL_REFUSED: "signal", MEMORY_REFUSED: "memory"}
 _NETWORK_MODULES = ("socket.py", "ssl.py", "urllib", "http", "requests", "huggingface_hub")
 _PROCESS_MODULES = ("subprocess.py", "multiprocessing", "concurrent/futures/process.py", "popen_", "pty.py")
 
 
 def _refusal(exc: BaseException) -> str | None:
-    """"network", "process" or "file: PATH" when the confinement refused what the code asked for, else None."""
+    """"network", "process", "signal", "memory" or "file: PATH" when the confinement refused what the code asked
+    for, else None: the seccomp filter's own errnos say which of the last two, whatever call was made."""
+    if isinstance(exc, OSError) and exc.errno in _FILTER_ERRNOS:
+        return _FILTER_ERRNOS[exc.errno]
     if not isinstance(exc, OSError) or exc.errno not in _REFUSED_ERRNOS:
         return None
     files = [frame.filename for frame in traceback.extract_tb(exc.__traceback__)]
