@@ -82,8 +82,8 @@ class Sandbox:
     def note_protections(self, plain):
         """Record what a learner's worker reported; refuse to go on without isolation if it was required."""
         try:
-            reported = Protections(**plain)
-        except TypeError:
+            reported = Protections.from_plain(plain)
+        except ValueError:
             raise KitError("a worker reported its protections in an unknown form") from None
         if self.protections is None:
             self.protections = reported

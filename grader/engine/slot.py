@@ -31,11 +31,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.engine import clock, codec, fork_servers, registry
+from grader.engine import clock, codec, fork_servers, messages, registry
 from grader.engine.errors import KitError, SubmissionError, hang_label
 from grader.engine.intake import remove_tree
 from grader.engine.options import IMPORT_TIME_LIMIT, MEMORY_LIMIT
-from grader.engine.results import WORKER_KINDS, ErrorKind
+from grader.engine.results import ErrorKind
 from grader.engine.zygote import START_TIMEOUT, ForkServer, ForkServerError
 
 MAX_MESSAGE = 96 * 2**20  # a 64 MB array, base64-encoded, and change
@@ -43,7 +43,6 @@ MAX_MESSAGE = 96 * 2**20  # a 64 MB array, base64-encoded, and change
 # what a first call pays once (torch.func's first gradient imports 1.3 s of torch; a first scipy call, its
 # submodules).
 ONE_TIME_ALLOWANCE = 3.0
-MAX_LINES_COUNTED = 10**9  # a worker's count of printed lines, believed up to this
 
 
 @dataclass
@@ -68,7 +67,10 @@ class WorkerHandle:
             theirs.close()
             os.close(status_writer)
         self.conn, self.status, self.pid = ours, os.fdopen(status, "rb", buffering=0), None
-        self.pid = int(self._status_line(START_TIMEOUT).removeprefix("pid "))
+        kind, number = messages.status_line(self._status_line(START_TIMEOUT))  # Malformed: the kit's, in start()
+        if kind != "pid":
+            raise messages.Malformed("status line")
+        self.pid = number
 
     def _status_line(self, timeout: float) -> str:
         """The supervisor's next line ("pid N", "exit N" or "signal N"), or "" if none comes in time."""
@@ -85,15 +87,16 @@ class WorkerHandle:
 
     def ending(self) -> str:
         """How the worker ended, in words, as its supervisor saw it."""
-        line = self._status_line(2.0)
-        kind, _, value = line.partition(" ")
-        if kind == "signal" and value.isdigit():
-            number = int(value)
+        try:
+            kind, number = messages.status_line(self._status_line(2.0))
+        except messages.Malformed:
+            return "stopped answering"
+        if kind == "signal":
             name = signal.Signals(number).name if number in signal.valid_signals() else f"signal {number}"
             why = "ran out of memory or CPU time" if number in (signal.SIGKILL, signal.SIGXCPU) else "crashed"
             return f"{why} (the process died with {name})"
-        if kind == "exit" and value.lstrip("-").isdigit():
-            return f"ended the whole process (exit code {value}); return a value instead"
+        if kind == "exit":
+            return f"ended the whole process (exit code {number}); return a value instead"
         return "stopped answering"
 
     def kill(self):
@@ -175,15 +178,16 @@ class Slot:
         except (ForkServerError, OSError, EOFError, TimeoutError, ValueError, codec.EncodingError) as error:
             self.stop()
             raise KitError(f"a worker could not start ({type(error).__name__}: {error})") from None
-        if not isinstance(ready, dict) or ready.get("ready") is not True:
-            error = ready.get("error") if isinstance(ready, dict) else None
+        try:
+            protections, why = messages.ready(ready)
+        except messages.Malformed:
+            protections, why = None, "it said so in an unknown form"
+        if why:
             self.stop()
-            detail = codec.clean_text(f"{error.get('type')}: {error.get('message')}", 300) if isinstance(
-                error, dict) else "no reason given"
-            raise KitError(f"a worker could not be set up ({detail})")
+            raise KitError(f"a worker could not be set up ({why})")
         if not self.trusted:
             try:
-                self.sandbox.note_protections(ready.get("protections"))
+                self.sandbox.note_protections(protections)
             except KitError:  # refused: the worker goes before any learner code could reach it
                 self.stop()
                 raise
@@ -222,41 +226,35 @@ class Slot:
         return self._validated(printed, answer)
 
     def _validated(self, printed: tuple, answer) -> dict:
-        """The answer's fields, each of the type and size expected, or a crash if it is not our message.
+        """The answer's fields, each of the type and range expected (:mod:`grader.engine.messages`), or the
+        learner's crash if it is not our message.
 
         ``printed`` is ``(message, size)`` as :func:`codec.receive_or_skip` read
         it. The judge caps what it keeps itself, whatever cap the worker had:
         the worker runs learner code, which can change its own.
         """
         report, size = printed
-        if not isinstance(answer, dict) or answer.get("id") != self.next_id or ("value" in answer) == (
-                "error" in answer) or (report is not None and (
-                not isinstance(report, dict) or report.get("id") != self.next_id)):
+        try:
+            fields = messages.answer(answer, self.next_id)
+            if report is not None:
+                output, lines = messages.printed_report(report, self.next_id, self.sandbox.printed.limit)
+        except messages.Malformed as malformed:
             self.stop()
-            raise SubmissionError(ErrorKind.CRASH, "sent a message the grader did not ask for")
+            raise SubmissionError(ErrorKind.CRASH, f"sent a message the grader did not ask for ({malformed})") \
+                from None
         if report is None:
             printed = f"... (more than the grader keeps: {size / 2**20:.1f} MB of printed output)"
         else:
-            output = report.get("output") if isinstance(report.get("output"), str) else ""
-            lines = report.get("lines") if type(report.get("lines")) is int else 0
-            printed = _printed(output[: self.sandbox.printed.limit], min(max(lines, 0), MAX_LINES_COUNTED),
-                               self.sandbox.printed.lines)
-        if "value" in answer:
-            return {"value": answer["value"], "arguments": answer.get("arguments"), "output": printed}
-        error = answer["error"] if isinstance(answer["error"], dict) else {}
-        kind = ErrorKind(error["kind"]) if error.get("kind") in WORKER_KINDS else ErrorKind.EXCEPTION
-        where = error.get("where")
-        if not (isinstance(where, list) and len(where) == 3 and type(where[1]) is int):
-            where = None
-        else:
-            where = (codec.clean_text(str(where[0]), 100), where[1], codec.clean_text(str(where[2]), 200))
-        text = codec.clean_text(str(error.get("message", "")), 2000)
+            printed = _printed(output, lines, self.sandbox.printed.lines)
+        if "value" in fields:
+            return {**fields, "output": printed}
+        error: messages.ErrorRecord = fields["error"]
+        kind, text, type_name = error.kind, error.message, error.type_name
         if kind == ErrorKind.HUNG and text not in {hang_label(*hung) for hung in self.known_hangs()}:
-            kind, error = ErrorKind.EXCEPTION, {**error, "type": "RanPastItsLimit"}  # not one the judge stopped
+            kind, type_name = ErrorKind.EXCEPTION, "RanPastItsLimit"  # not one the judge stopped
         if kind == ErrorKind.EXCEPTION:
-            kind_name = codec.clean_text(str(error.get("type", "Exception")), 100)
-            text = f"{kind_name}: {text}" if text else kind_name
-        return {"error": SubmissionError(kind, text, where=where, output=printed), "output": printed}
+            text = f"{type_name}: {text}" if text else type_name
+        return {"error": SubmissionError(kind, text, where=error.where, output=printed), "output": printed}
 
     # -- what checks use ----------------------------------------------------------------
     def call(self, function: str, args: tuple, report_arguments: bool = False):
@@ -339,7 +337,7 @@ class Slot:
             if not isinstance(arguments, list) or len(arguments) != len(args):
                 raise ValueError("the arguments came back in another form")
             return value, arguments
-        except (codec.EncodingError, KeyError, TypeError, ValueError, RecursionError) as exc:
+        except (codec.EncodingError, KeyError, TypeError, ValueError, OverflowError, RecursionError) as exc:
             raise SubmissionError(ErrorKind.ENCODING, f"returned something the grader cannot read ({exc})",
                                   label) from None
 

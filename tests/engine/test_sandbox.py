@@ -10,7 +10,8 @@ from grader.engine import registry, verify
 from grader.engine.errors import KitError, SubmissionError
 from grader.engine.proxies import Namespace
 from grader.engine.sandbox import PRINTED_LINES, Sandbox
-from grader.engine.slot import MAX_LINES_COUNTED, Limits
+from grader.engine.messages import MAX_LINES_COUNTED
+from grader.engine.slot import Limits
 
 TOY = '''
 import gc, os, socket, subprocess, sys, time
@@ -250,10 +251,14 @@ def test_arguments_come_back_only_when_asked(toy):
     ("socket.create_connection(('127.0.0.1', 9))", "tried to open a network connection"),
     ("subprocess.run(['true'])", "tried to start or signal another process"),
     ("os.fork()", "tried to start or signal another process"),
+    ("os.kill(os.getpid() + 1, 0)", "tried to signal a process outside its own worker"),
+    ("os.killpg(0, 9)", "tried to signal a process outside its own worker"),
+    ("fcntl.fcntl(os.pipe()[0], fcntl.F_SETOWN, 1)", "tried to signal a process outside its own worker"),
+    ("os.memfd_create('kept')", "tried to keep memory outside its own worker"),
     ("open('/etc/hostname').read()", "tried to open /etc/hostname, outside its own folder"),
 ])
 def test_refusals_are_named_in_the_lessons_terms(tmp_path, code, refused):
-    folder = modules_in(tmp_path, {"probe": f"import os, socket, subprocess\n\ndef run():\n    {code}\n"})
+    folder = modules_in(tmp_path, {"probe": f"import fcntl, os, socket, subprocess\n\ndef run():\n    {code}\n"})
     with learner_sandbox(folder) as (learner, _), pytest.raises(SubmissionError) as error:
         learner.probe.run()
     assert error.value.kind == "refused" and refused in str(error.value), str(error.value)
