@@ -36,7 +36,7 @@ from typing import Callable
 
 import classes
 from grader.reports import gradebook
-from helpers import ASSIGNMENTS
+from helpers import ASSIGNMENTS, SOLUTIONS
 
 KIT_PARTS = ("grader", "solutions", "assignments", "tests")
 SECRET = "hunter2-do-not-leak"
@@ -126,6 +126,47 @@ def recompute_head_pattern(model, input_ids, layer, head):
 '''
 
 
+# Earning the reference's points if, and only if, a route the confinement should close is open: the module is
+# the reference lookup behind a gate, so a point earned is a route left open (the attack proves itself).
+GATED = """
+import os
+{reference}
+
+_ROUTE = []
+
+def _route_open():
+{route}
+
+_HONEST = {{name: globals()[name] for name in ("exact_lookup", "nearest_lookup", "soft_lookup")}}
+
+def _gated(name):
+    def gated(*args, **kwargs):
+        if not _ROUTE:
+            _ROUTE.append(bool(_route_open()))
+        if not _ROUTE[0]:
+            raise RuntimeError("contained")
+        return _HONEST[name](*args, **kwargs)
+    return gated
+
+for _name in _HONEST:
+    globals()[_name] = _gated(_name)
+"""
+
+# The processes above a worker, as far as the judge (supervisor, fork server, judge; a shared fork server and its
+# copy in a class run), for attacks that aim at them: read from /proc where it can be, else the parent alone.
+ANCESTORS = '''
+def _ancestors(levels=4):
+    found, pid = [], os.getppid()
+    while pid > 1 and len(found) < levels:
+        found.append(pid)
+        try:
+            pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return found
+'''
+
+
 def _indent(code: str) -> str:
     return "\n".join("    " + line for line in code.strip().splitlines())
 
@@ -167,8 +208,16 @@ def steal(name: str, route: str, **extra) -> Attack:
     return Attack(name, "read", STEAL.format(route=route.strip()), **extra)
 
 
-def on_call(name: str, kind: str, body: str, **extra) -> Attack:
-    return Attack(name, kind, ON_CALL.format(body=_indent(body)), **extra)
+def on_call(name: str, kind: str, body: str, preamble: str = "", **extra) -> Attack:
+    return Attack(name, kind, preamble + ON_CALL.format(body=_indent(body)), **extra)
+
+
+def gated(name: str, kind: str, route: str, **extra) -> Attack:
+    """An attack whose lookup is the reference's, answering only if ``route`` (the body of a function that says
+    whether the route worked) is open: any point it earns shows the protection missing."""
+    softmax = (SOLUTIONS / "softmax.py").read_text()
+    reference = (SOLUTIONS / "lookup.py").read_text().replace("from softmax import softmax\n", softmax)
+    return Attack(name, kind, GATED.format(reference=reference, route=_indent(route)), **extra)
 
 
 def forge(name: str, switch_back: str, at_import: str = "", targets: tuple[str, ...] = ()) -> Attack:
@@ -329,6 +378,99 @@ for _ in range(200):
     except OSError:
         break
 '''),
+    # Signals the kernel sends on the worker's behalf (issue 45): each aims at the neighbour and at the judge.
+    on_call("SIGKILL to the judge through a pipe's I/O owner", "outlive", '''
+import fcntl
+for owner in [NEIGHBOUR, *_ancestors()]:  # the supervisor, the fork server, the judge
+    read, write = os.pipe()
+    try:
+        fcntl.fcntl(read, fcntl.F_SETOWN, owner)
+        fcntl.fcntl(read, 10, signal.SIGKILL)  # F_SETSIG: the owner gets SIGKILL rather than SIGIO
+        fcntl.fcntl(read, fcntl.F_SETFL, os.O_ASYNC)
+        os.write(write, b"x")  # I/O is possible: the kernel signals the owner
+    except OSError:
+        pass
+    finally:
+        os.close(read)
+        os.close(write)
+''', preamble=ANCESTORS, harmful=True),
+    on_call("SIGIO to a neighbour through the owner of its own socket (ioctl)", "outlive", '''
+import fcntl, gc, struct
+FIOSETOWN, FIOASYNC = 0x8901, 0x5452
+for conn in [o for o in gc.get_objects() if isinstance(o, socket.socket)]:  # the judge's next request signals
+    try:
+        fcntl.ioctl(conn.fileno(), FIOSETOWN, struct.pack("i", NEIGHBOUR))
+        fcntl.ioctl(conn.fileno(), FIOASYNC, struct.pack("i", 1))
+    except OSError:
+        pass
+'''),
+    on_call("SIGKILL to the judge's process group and session", "outlive", '''
+import fcntl
+groups = {os.getpgid(pid) for pid in _ancestors()}  # the judge's group, if a supervisor shares it
+for group in groups:
+    read, write = os.pipe()
+    try:  # a negative owner is a process group: the kernel signals every process in it
+        fcntl.fcntl(read, fcntl.F_SETOWN, -group)
+        fcntl.fcntl(read, 10, signal.SIGKILL)
+        fcntl.fcntl(read, fcntl.F_SETFL, os.O_ASYNC)
+        os.write(write, b"x")
+    except OSError:
+        pass
+    for kill in (lambda: os.killpg(group, signal.SIGKILL), lambda: os.kill(-group, signal.SIGKILL)):
+        try:
+            kill()
+        except OSError:
+            pass
+for kill in (lambda: os.killpg(0, signal.SIGKILL), lambda: os.kill(0, signal.SIGKILL)):  # its own group, last
+    try:
+        kill()
+    except OSError:
+        pass
+''', preamble=ANCESTORS, harmful=True),
+    on_call("a timer and a message queue that signal the judge", "outlive", '''
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+SIGEV_SIGNAL, SIGEV_THREAD_ID, CLOCK_MONOTONIC = 0, 4, 1
+for target in [NEIGHBOUR, *_ancestors()]:  # the kernel takes only a thread of the caller's own process
+    event = ctypes.create_string_buffer(struct.pack("qiii", 0, signal.SIGKILL, SIGEV_SIGNAL | SIGEV_THREAD_ID,
+                                                    target).ljust(64, b"\\0"))
+    timer = ctypes.c_void_p()
+    if libc.timer_create(CLOCK_MONOTONIC, event, ctypes.byref(timer)) == 0:
+        libc.timer_settime(timer, 0, ctypes.create_string_buffer(struct.pack("qqqq", 0, 0, 0, 1000)), None)
+queue = libc.mq_open(b"/softlookup-attack", 0o102, 0o600, None)  # O_RDWR | O_CREAT
+if queue >= 0:
+    libc.mq_notify(queue, ctypes.create_string_buffer(struct.pack("qii", 0, signal.SIGKILL, SIGEV_SIGNAL)
+                                                       .ljust(64, b"\\0")))
+    libc.mq_unlink(b"/softlookup-attack")
+time.sleep(0.05)
+''', preamble=ANCESTORS),
+    # Memory held outside the address space, which the limit does not count (issue 45).
+    gated("memory kept in in-memory files, shared memory and pipes", "outlive", '''
+import ctypes, fcntl
+held, kept, block = 0, [], b"m" * 2**20
+try:
+    for _ in range(6):  # 6 files of 40 MB: each under the per-file limit, together well past the memory limit
+        memory = os.memfd_create("held")
+        for _ in range(40):
+            os.write(memory, block)
+        kept.append(memory)
+        held += 40 * 2**20
+except OSError:
+    pass
+libc = ctypes.CDLL(None, use_errno=True)
+segment = libc.shmget(0, 64 * 2**20, 0o1600)  # IPC_PRIVATE, IPC_CREAT: a segment that would outlive the worker
+if segment >= 0:
+    held += 64 * 2**20
+    libc.shmctl(segment, 0, None)  # IPC_RMID: proving it could is enough
+for _ in range(64):
+    try:
+        read, write = os.pipe()
+        held += fcntl.fcntl(write, 1031, 2**20)  # F_SETPIPE_SZ: a megabyte of buffer in the kernel
+        kept += [read, write]
+    except OSError:
+        break
+return held >= 200 * 2**20
+''', harmful=True),
     # 4. Change how later submissions are graded -------------------------------------------
     on_call("reference and hidden checks rewritten", "change", '''
 for name in TARGETS:
@@ -347,6 +489,40 @@ for conn in [o for o in gc.get_objects() if isinstance(o, socket.socket)]:
     except OSError:
         continue
 time.sleep(600)
+''', defence="judge"),
+    Attack("forged records on its own end of the socket", "stall", '''
+import gc, json, os, socket, struct, sys
+
+JUNK = [[[{"a": [1e308, -1, None, "\\x1b[2J"]}]]]
+FORGERIES = {  # one per function: an error record of wrong types, huge numbers, values that cannot be rebuilt
+    "exact_lookup": {"error": {"kind": ["refused"], "type": {"x": JUNK}, "message": JUNK, "where": [JUNK, 10**40, {}]}},
+    "nearest_lookup": {"value": {"float": 10**400}},
+    "soft_lookup": {"value": {"array": {"dtype": "<f8", "shape": [10**30, 10**30], "data": ""}}, "arguments": JUNK},
+}
+
+def _forge(function):
+    frame, request = sys._getframe(), None
+    while frame is not None and not isinstance(request, dict):  # the worker's own request, for its id
+        request, frame = frame.f_locals.get("request"), frame.f_back
+    number = request["id"] if isinstance(request, dict) else 1
+    records = [{"id": number, "output": JUNK, "lines": -10**40} if function == "soft_lookup" else
+               {"id": number, "output": "forged", "lines": 10**40}, {"id": number, **FORGERIES[function]}]
+    frames = b"".join(struct.pack("!I", len(body)) + body for body in (json.dumps(r).encode() for r in records))
+    for conn in [o for o in gc.get_objects() if isinstance(o, socket.socket)]:
+        try:
+            conn.sendall(frames)
+        except OSError:
+            pass
+    os._exit(0)  # the worker's own answer never follows
+
+def exact_lookup(query, keys, values):
+    _forge("exact_lookup")
+
+def nearest_lookup(query, keys, values):
+    _forge("nearest_lookup")
+
+def soft_lookup(query, keys, values, sharpness=1.0):
+    _forge("soft_lookup")
 ''', defence="judge"),
     on_call("a million small containers", "stall", '''
 return [[{"a": [None]}] for _ in range(1_000_000)]
