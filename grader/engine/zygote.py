@@ -58,7 +58,8 @@ def _start(modules: list[str], log: Path, role: str) -> tuple[subprocess.Popen, 
         process = subprocess.Popen(
             [sys.executable, "-I", "-c", command, str(theirs.fileno()), role, *modules],
             pass_fds=[theirs.fileno()], env=environment, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=errors, cwd="/")
+            stdout=subprocess.DEVNULL, stderr=errors, cwd="/",
+            start_new_session=True)  # no process a worker can name shares the judge's group or session
     theirs.close()
     return process, ours
 
