@@ -181,7 +181,7 @@ class Slot:
         try:
             protections, why = messages.ready(ready)
         except messages.Malformed:
-            protections, why = None, "it said so in an unknown form"
+            protections, why = None, "its first message was of an unknown form"
         if why:
             self.stop()
             raise KitError(f"a worker could not be set up ({why})")
