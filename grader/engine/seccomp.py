@@ -44,7 +44,7 @@ from grader.engine.protections import MEMORY_REFUSED, SIGNAL_REFUSED
 OWN_PID = "the worker's own pid"  # stands for the pid the filter is compiled for
 CLONE_THREAD = 0x00010000
 PR_SET_PDEATHSIG = 1
-F_SETFL, F_SETOWN, F_SETSIG, F_SETOWN_EX, F_SETPIPE_SZ = 4, 8, 10, 15, 1031
+F_SETFL, F_SETOWN, F_SETSIG, F_SETOWN_EX, F_SETLEASE, F_SETPIPE_SZ = 4, 8, 10, 15, 1024, 1031
 O_ASYNC = 0o20000  # the same on x86_64 and aarch64
 # ioctl commands that name a process or group to signal, or act on a terminal as its controller
 FIOSETOWN, SIOCSPGRP, FIOASYNC = 0x8901, 0x8902, 0x5452
@@ -93,6 +93,8 @@ REFUSALS = (
             "terminal, and a pty's signal to its group",
             when=((1, "in", (FIOSETOWN, SIOCSPGRP, FIOASYNC, TIOCSCTTY, TIOCSPGRP, TIOCSTI, TIOCCONS, TIOCSIG)),),
             errno=SIGNAL_REFUSED),
+    Refusal(("fcntl",), "a lease makes another process's open of the file wait for the worker (up to 45 s)",
+            when=((1, "is", F_SETLEASE),)),
     Refusal(("prctl",), "the parent-death signal is the supervisor's: it ends the worker with its supervisor",
             when=((0, "is", PR_SET_PDEATHSIG),)),
     Refusal(("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "process_madvise", "pidfd_getfd"),

@@ -52,6 +52,7 @@ def test_every_call_the_table_names_has_its_number(arch):
     ("fcntl", (3, seccomp.F_SETOWN_EX, 0), SIGNAL_REFUSED), ("fcntl", (3, seccomp.F_SETSIG, 9), SIGNAL_REFUSED),
     ("fcntl", (3, seccomp.F_SETFL, 0o4000), ALLOW), ("fcntl", (3, seccomp.F_SETFL, 0o24000), SIGNAL_REFUSED),
     ("fcntl", (3, 3), ALLOW), ("fcntl", (3, seccomp.F_SETPIPE_SZ, 2**20), MEMORY_REFUSED), ("fcntl", (3, 1032), ALLOW),
+    ("fcntl", (3, seccomp.F_SETLEASE, 1), errno.EPERM), ("fcntl", (3, 1025), ALLOW),  # F_GETLEASE
     ("ioctl", (3, 0x541B, 0), ALLOW), ("ioctl", (3, 0x5421, 0), ALLOW),  # FIONREAD, FIONBIO
     *[("ioctl", (3, command, 0), SIGNAL_REFUSED) for command in (
         seccomp.FIOSETOWN, seccomp.SIOCSPGRP, seccomp.FIOASYNC, seccomp.TIOCSCTTY, seccomp.TIOCSPGRP, seccomp.TIOCSTI,
