@@ -212,12 +212,21 @@ def on_call(name: str, kind: str, body: str, preamble: str = "", **extra) -> Att
     return Attack(name, kind, preamble + ON_CALL.format(body=_indent(body)), **extra)
 
 
+def _reference_lookup() -> str:
+    """The reference lookup.py with the reference softmax inside it: a module that stands alone."""
+    softmax = (SOLUTIONS / "softmax.py").read_text()
+    return (SOLUTIONS / "lookup.py").read_text().replace("from softmax import softmax\n", softmax)
+
+
+def honest(name: str) -> Attack:
+    """An honest student, graded among the attacks: the reference lookup, which must keep full marks."""
+    return Attack(name, "none", _reference_lookup())
+
+
 def gated(name: str, kind: str, route: str, **extra) -> Attack:
     """An attack whose lookup is the reference's, answering only if ``route`` (the body of a function that says
     whether the route worked) is open: any point it earns shows the protection missing."""
-    softmax = (SOLUTIONS / "softmax.py").read_text()
-    reference = (SOLUTIONS / "lookup.py").read_text().replace("from softmax import softmax\n", softmax)
-    return Attack(name, kind, GATED.format(reference=reference, route=_indent(route)), **extra)
+    return Attack(name, kind, GATED.format(reference=_reference_lookup(), route=_indent(route)), **extra)
 
 
 def forge(name: str, switch_back: str, at_import: str = "", targets: tuple[str, ...] = ()) -> Attack:

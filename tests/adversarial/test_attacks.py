@@ -9,7 +9,6 @@ import pytest
 
 import classes
 from attacks import ATTACKS, BOUND, CLASS_ATTACKS, SECRET, kit_copy, run_attack
-from helpers import SOLUTIONS
 from grader.reports import gradebook
 from grader.engine import registry
 
@@ -53,12 +52,9 @@ def test_attack_achieves_nothing(attack, kit, tmp_path):
 
 def test_an_honest_submission_after_the_attacks_keeps_full_marks(kit, tmp_path):
     """The kit copy that every attack above aimed at still grades the reference at full marks."""
-    from attacks import Attack
+    from attacks import honest
 
-    softmax = (SOLUTIONS / "softmax.py").read_text()
-    lookup = (SOLUTIONS / "lookup.py").read_text().replace("from softmax import softmax\n", softmax)
-    honest = Attack("honest", "none", lookup)
-    outcome = run_attack(honest, kit, tmp_path)
+    outcome = run_attack(honest("honest"), kit, tmp_path)
     assert outcome.exit_code == 0 and outcome.score == registry.exercise("lookup").max_points, outcome.output[-3000:]
 
 
