@@ -390,6 +390,7 @@ for _ in range(200):
     # Signals the kernel sends on the worker's behalf (issue 45): each aims at the neighbour and at the judge.
     on_call("SIGKILL to the judge through a pipe's I/O owner", "outlive", '''
 import fcntl
+refused = None
 for owner in [NEIGHBOUR, *_ancestors()]:  # the supervisor, the fork server, the judge
     read, write = os.pipe()
     try:
@@ -397,11 +398,13 @@ for owner in [NEIGHBOUR, *_ancestors()]:  # the supervisor, the fork server, the
         fcntl.fcntl(read, 10, signal.SIGKILL)  # F_SETSIG: the owner gets SIGKILL rather than SIGIO
         fcntl.fcntl(read, fcntl.F_SETFL, os.O_ASYNC)
         os.write(write, b"x")  # I/O is possible: the kernel signals the owner
-    except OSError:
-        pass
+    except OSError as error:
+        refused = refused or error
     finally:
         os.close(read)
         os.close(write)
+if refused:
+    raise refused  # what the student is told it was refused
 ''', preamble=ANCESTORS, harmful=True),
     on_call("SIGIO to a neighbour through the owner of its own socket (ioctl)", "outlive", '''
 import fcntl, gc, struct

@@ -58,6 +58,12 @@ def test_an_honest_submission_after_the_attacks_keeps_full_marks(kit, tmp_path):
     assert outcome.exit_code == 0 and outcome.score == registry.exercise("lookup").max_points, outcome.output[-3000:]
 
 
+def test_a_refused_signal_is_named_in_the_feedback(kit, tmp_path):
+    outcome = run_attack(next(a for a in ATTACKS if a.name == "SIGKILL to the judge through a pipe's I/O owner"), kit,
+                         tmp_path)
+    assert "tried to signal a process outside its own worker" in outcome.output, outcome.output[-3000:]
+
+
 # -- a class under attack: students who aim at the rest of the class (issue 16) -----------------
 
 HONEST = ("honest-a", "honest-b", "honest-z")  # graded before, between and after the attackers

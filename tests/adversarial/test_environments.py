@@ -194,6 +194,11 @@ def test_honest_students_keep_full_marks_beside_the_corpus(corpus):
         assert outcome.score == registry.exercise("lookup").max_points, f"{student.name}\n{outcome.output[-3000:]}"
 
 
+def test_a_refused_signal_is_named_in_the_students_feedback(corpus):
+    outcome = corpus["SIGKILL to the judge through a pipe's I/O owner"]
+    assert "tried to signal a process outside its own worker" in outcome.output, outcome.output[-3000:]
+
+
 @pytest.mark.parametrize("attack", CONFINED, ids=[attack.name for attack in CONFINED])
 def test_the_attack_corpus_holds(corpus, attack):
     outcome = corpus[attack.name]
