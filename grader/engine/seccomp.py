@@ -9,16 +9,16 @@ from being held where the address-space limit does not count it.
 
 :data:`REFUSALS` is the whole filter, one row per rule with its reason: a
 reviewer reads it in a sitting. Where a protection can hold by construction
-it does so first (the worker and its supervisor each lead a session and a
-process group of their own, so that no group, session or terminal signal
-reaches the judge; a PID namespace or a uid of its own where the machine
+it does so first (the worker, its supervisor and its fork server each lead
+a session and a process group of their own, so that no group, session or
+terminal signal reaches the judge; a PID namespace or a uid of its own where the machine
 gives one); the rows are what holds where nothing else does. The kernel
 itself keeps some routes to the caller alone, and they need no row: a POSIX
 timer's signal reaches only a thread of the caller's own process
-(``timer_create`` refuses any other ``SIGEV_THREAD_ID`` with EINVAL), and
-``mq_notify`` and ``F_NOTIFY``/``F_SETLEASE`` signal only the process that
-asked; ``O_ASYNC`` given to ``open`` is ignored by Linux (only ``fcntl``
-turns it on).
+(``timer_create`` refuses any other ``SIGEV_THREAD_ID`` with EINVAL:
+``tests/adversarial/test_attacks.py`` shows it, unconfined), and ``mq_notify``
+and ``F_NOTIFY`` signal only the process that asked; ``O_ASYNC`` given to
+``open`` is ignored by Linux (only ``fcntl`` turns it on).
 
 A refusal answers with an errno, so that the call fails the way a library
 expects a refused call to fail. Routes to another process's signals, and
