@@ -5,8 +5,9 @@ Grading needs four protections, not any one mechanism:
 ========== ===================================================================================
 filesystem Landlock; or, where the grader is root, a uid of the worker's own, with the kit's
            files, other students' copies and the results closed to it by their modes
-signals    seccomp (signals to the worker's own pid only); Landlock's scope (ABI 6); a PID
-           namespace; a uid of its own
+signals    sessions of their own (worker, supervisor, fork server: no group signal reaches the
+           judge); seccomp (no other route to a signal outside the worker); Landlock's scope
+           (ABI 6); a PID namespace; a uid of its own
 network    seccomp (no sockets); a network namespace
 processes  seccomp (no fork, no clone but threads); RLIMIT_NPROC for a uid other than root's
 ========== ===================================================================================
