@@ -115,6 +115,8 @@ class ScratchBound:
     def exceeded(self) -> str:
         self.looked_at = time.monotonic()
         held, files = self._held_open()
+        if held > self.max_bytes or files > self.max_files:
+            return self._words()
         folders = [str(self.folder)]
         while folders:
             folder = folders.pop()
