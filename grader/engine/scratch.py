@@ -7,8 +7,9 @@ Where it gets none (Docker's default profile, a non-root pod, Ubuntu 24.04 as
 a user) the folder is a plain one on the grader's disk, where only the size
 of each file is limited (RLIMIT_FSIZE), so the judge measures it instead
 (:class:`ScratchBound`): what the folder holds, and what the worker holds open
-in it after removing its name, each time it waits on the worker and when each
-call ends; a worker past the bound is stopped, and its check says why.
+in it after removing its name, while it waits on the worker and when a call
+ends, at most every :data:`LOOK_EVERY` seconds; a worker past the bound is
+stopped, and its check says why.
 
 Whatever a worker left, however it set the modes (a folder with every right
 taken off, read-only files), :func:`remove_tree` removes it; what a run killed
@@ -33,12 +34,16 @@ LOOK_EVERY = 0.1  # seconds between two measurements while the judge waits on a 
 PREFIX = "softlookup-"
 
 
+def run_prefix(kind: str = "") -> str:
+    """The name a temporary folder of this run's starts with (``softlookup-PID-START-[KIND-]``), so that a later
+    run may remove it once this process is gone: the pid and its start time name the run, so a pid given to
+    another process later does not keep the folder alive."""
+    return f"{PREFIX}{os.getpid()}-{system.start_time(os.getpid()) or 0}-{kind + '-' if kind else ''}"
+
+
 def run_folder(kind: str = "") -> Path:
-    """A new temporary folder of this run's (``softlookup-PID-START-[KIND-]…``), which a later run may remove
-    once this process is gone: the pid and its start time name the run, so a pid given to another process
-    later does not keep the folder alive."""
-    tag = f"{os.getpid()}-{system.start_time(os.getpid()) or 0}-{kind + '-' if kind else ''}"
-    return Path(tempfile.mkdtemp(prefix=PREFIX + tag))
+    """A new temporary folder of this run's (:func:`run_prefix`)."""
+    return Path(tempfile.mkdtemp(prefix=run_prefix(kind)))
 
 
 def remove_abandoned():
@@ -107,6 +112,11 @@ class ScratchBound:
         self.folder, self.pid, self.max_bytes, self.max_files = folder, pid, max_bytes, max_files
         self.looked_at = 0.0
 
+    def due(self) -> bool:
+        """Whether :data:`LOOK_EVERY` has passed since the last look: a look costs a walk of the folder and of the
+        worker's descriptors (45 µs), a tenth of a short call, so calls in quick succession share one."""
+        return time.monotonic() - self.looked_at >= LOOK_EVERY
+
     def watching(self, meter) -> "Watched":
         """A call's deadline (a :class:`grader.engine.clock.Meter`) that also ends once the folder is past the
         bound: the judge looks each time it waits on the worker, at most every :data:`LOOK_EVERY` seconds."""
@@ -172,7 +182,7 @@ class Watched:
         self.meter, self.bound, self.why = meter, bound, ""
 
     def left(self) -> float:
-        if time.monotonic() - self.bound.looked_at >= LOOK_EVERY:
+        if self.bound.due():
             self.why = self.bound.exceeded()
             if self.why:
                 return 0.0

@@ -212,7 +212,7 @@ class Slot:
             # cap was raised by learner code has that message dropped, and its answer still counts.
             printed = codec.receive_or_skip(self.worker.conn, deadline, self.sandbox.printed.message_bytes)
             answer = codec.receive(self.worker.conn, deadline, MAX_MESSAGE)
-            filled = self.scratch_bound.exceeded() if self.scratch_bound else ""
+            filled = self.scratch_bound.exceeded() if self.scratch_bound and self.scratch_bound.due() else ""
         except (TimeoutError, socket.timeout):
             meter.charge()  # read the clocks before the worker is gone
             filled = getattr(deadline, "why", "")
