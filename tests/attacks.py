@@ -630,14 +630,21 @@ def run_attack(attack: Attack, kit: Path, work: Path, python: str = sys.executab
     return target.outcome(exit_code, written, output, seconds, _leftovers(temporary), kit_intact, site_intact)
 
 
+# Honest students graded first and last among a class of attackers: the reference's modules, full marks.
+HONEST_NEIGHBOURS = ("a-honest", "z-honest")
+
+
 def run_class_of_attacks(attacks: list[Attack], kit: Path, work: Path, python: str = sys.executable,
                          launcher: tuple = (), as_user: tuple = ()) -> dict[str, Outcome]:
     """Grade every attack of ``attacks`` as a student of one class, by one ``softlookup grade``; attack name ->
-    what happened, inspected as :func:`run_attack` does (the kit and site-packages once, for all of them).
+    what happened, inspected as :func:`run_attack` does (the kit and site-packages once, for all of them), and
+    each of :data:`HONEST_NEIGHBOURS` -> its score and status.
 
     One judge takes student after student: each attack also aims at the students graded after it.
     """
     submissions, out, temporary = work / "class", work / "out", work / "tmp"
+    for name in HONEST_NEIGHBOURS:
+        shutil.copytree(kit / "solutions", submissions / name, ignore=shutil.ignore_patterns("__pycache__"))
     targets = {}
     for number, attack in enumerate(attacks):
         student = f"attack-{number:02d}"
@@ -657,10 +664,16 @@ def run_class_of_attacks(attacks: list[Attack], kit: Path, work: Path, python: s
     time.sleep(max(attack.settle for attack in attacks))
     kit_intact, site_intact, leftovers = manifest(kit) == before, _site_packages() == site_before, _leftovers(temporary)
     statuses = classes.rows(out) if (out / "grades.csv").exists() else {}
-    return {target.attack.name: target.outcome(
+    outcomes = {target.attack.name: target.outcome(
         exit_code, written[student], f"{output}\nits row: {statuses.get(student)}\n{_feedback(out, student)}",
         seconds, leftovers, kit_intact, site_intact, status=statuses.get(student, {}).get("status"))
         for student, target in targets.items()}
+    for name in HONEST_NEIGHBOURS:
+        row = statuses.get(name, {})
+        outcomes[name] = Outcome(name, seconds, exit_code, float(row["score"]) if row else None, True, kit_intact,
+                                 site_intact, True, leftovers, 0, False, f"{output}\nits row: {row}",
+                                 row.get("status"))
+    return outcomes
 
 
 def _feedback(out: Path, student: str) -> str:

@@ -22,7 +22,7 @@ import zipfile
 import nbformat
 import pytest
 
-from attacks import ATTACKS, SECRET, run_class_of_attacks
+from attacks import ATTACKS, HONEST_NEIGHBOURS, SECRET, run_class_of_attacks
 from classes import NUMPY, OPTIONS, reference
 from environments import ENVIRONMENTS, World, self_contained_lookup
 from grader.engine import registry
@@ -184,6 +184,12 @@ def corpus(world):
         pytest.skip("the files are not confined here: check says so, and grading is refused")
     return run_class_of_attacks(CONFINED, world.kit, world.folder("corpus"), launcher=tuple(world.environment.launcher()),
                                 as_user=tuple(world.environment.as_user()))
+
+
+def test_honest_students_beside_the_attack_corpus_keep_full_marks(corpus):
+    full = sum(registry.exercise(module).max_points for module in {attack.module for attack in CONFINED})
+    for name in HONEST_NEIGHBOURS:
+        assert corpus[name].score == full and corpus[name].status == "ok", corpus[name].output[-3000:]
 
 
 @pytest.mark.parametrize("attack", CONFINED, ids=[attack.name for attack in CONFINED])
