@@ -98,6 +98,15 @@ def _open_up(path: Path):
             continue
 
 
+def _listing(folder: str):
+    """``os.scandir(folder)``; where the worker took the rights off a folder of its own, given back first."""
+    try:
+        return os.scandir(folder)
+    except PermissionError:
+        _open_up(Path(folder))
+        return os.scandir(folder)
+
+
 class ScratchBound:
     """The judge's bound on one worker's scratch folder where no kernel holds one: :meth:`exceeded` says, in
     words, what the worker holds past :data:`SCRATCH_BYTES` or :data:`SCRATCH_FILES`, or "" while within them.
@@ -124,42 +133,43 @@ class ScratchBound:
 
     def exceeded(self) -> str:
         self.looked_at = time.monotonic()
-        held, files = self._held_open()
+        opened = self._held_open()
+        if opened is None:
+            return "hid the files it holds open from the grader, which could not measure its scratch folder"
+        held, files = opened
         if held > self.max_bytes or files > self.max_files:
             return self._words()
         folders = [str(self.folder)]
         while folders:
             folder = folders.pop()
             try:
-                entries = list(os.scandir(folder))
-            except PermissionError:  # the worker took the rights off a folder of its own: give them back
-                _open_up(Path(folder))
-                try:
-                    entries = list(os.scandir(folder))
-                except OSError:
-                    return "took the rights off its scratch folder so that the grader could not measure it"
+                entries = _listing(folder)
             except OSError:
                 continue
-            for entry in entries:
-                try:
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                held, files = held + info.st_blocks * 512, files + 1
-                if stat.S_ISDIR(info.st_mode):
-                    folders.append(entry.path)
-                if held > self.max_bytes or files > self.max_files:
-                    return self._words()
+            with entries:
+                for entry in entries:  # one by one: a folder of a million names is not read whole
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    held, files = held + info.st_blocks * 512, files + 1
+                    if stat.S_ISDIR(info.st_mode):
+                        folders.append(entry.path)
+                    if held > self.max_bytes or files > self.max_files:
+                        return self._words()
         return ""
 
-    def _held_open(self) -> tuple[int, int]:
-        """(bytes, files) of the files the worker holds open with every name of theirs removed."""
+    def _held_open(self) -> tuple[int, int] | None:
+        """(bytes, files) of the files the worker holds open with every name of theirs removed; None where the
+        worker hid its descriptors (a process that made itself undumpable shows them to root alone)."""
         held = files = 0
         if not self.pid:
             return held, files
         try:
             descriptors = os.listdir(f"/proc/{self.pid}/fd")
-        except OSError:
+        except PermissionError:
+            return None
+        except OSError:  # gone, or no /proc (not Linux)
             return held, files
         for descriptor in descriptors:
             try:

@@ -164,3 +164,39 @@ def test_files_held_open_with_their_names_removed_count(tmp_path):
         assert ScratchBound(tmp_path, None, max_bytes=4 * 2**20, max_files=10).exceeded() == ""  # the listing alone
     finally:
         hider.communicate("")
+
+
+UNDUMPABLE = """
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: /proc/PID/fd is root's alone to read
+fd = os.open("hidden", os.O_CREAT | os.O_RDWR)
+os.write(fd, b"x" * 5 * 2**20)
+os.unlink("hidden")
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def _as_nobody():
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to stand in for an unprivileged grader and its worker")
+def test_a_worker_that_hides_its_descriptors_from_an_unprivileged_grader_is_stopped(open_parent):
+    hider = subprocess.Popen([sys.executable, "-c", UNDUMPABLE], cwd=open_parent, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, preexec_fn=_as_nobody)
+    try:
+        assert hider.stdout.readline().strip() == "held"
+        child = os.fork()
+        if child == 0:
+            try:
+                _as_nobody()
+                said = ScratchBound(open_parent, hider.pid, max_bytes=2**30, max_files=10).exceeded()
+                os._exit(0 if "hid the files it holds open" in said else 1)
+            finally:
+                os._exit(2)
+        _, status = os.waitpid(child, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        hider.communicate("")
