@@ -67,21 +67,17 @@ def _run_over(pid: int, started: int | None) -> bool:
 def remove_tree(path: Path) -> bool:
     """Remove ``path`` whole, whatever modes a worker set on what it left; False where something stayed (a later
     run tries again). Never raises: a folder that cannot be removed is no student's failure, and no one else's."""
-    try:
-        shutil.rmtree(path)
-        return True
-    except FileNotFoundError:
-        return True
-    except OSError:
-        pass
-    _open_up(path)
-    try:
-        shutil.rmtree(path)
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return False
-    return True
+    for opened in (False, True):
+        if opened:  # the first try met a folder the worker closed: every folder's rights given back, once
+            _open_up(path)
+        try:
+            shutil.rmtree(path)
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            continue
+    return False
 
 
 def _open_up(path: Path):

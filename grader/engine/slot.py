@@ -215,7 +215,7 @@ class Slot:
             filled = self.scratch_bound.exceeded() if self.scratch_bound and self.scratch_bound.due() else ""
         except (TimeoutError, socket.timeout):
             meter.charge()  # read the clocks before the worker is gone
-            filled = getattr(deadline, "why", "")
+            filled = getattr(deadline, "why", "")  # where the scratch was watched: whether its bound ended the wait
             if not filled:
                 self.stop()
                 raise CallStopped(meter.bound or "waiting") from None
