@@ -64,9 +64,9 @@ WORKER_KINDS = frozenset({ErrorKind.NOT_IMPLEMENTED, ErrorKind.EXCEPTION, ErrorK
                           ErrorKind.MEMORY, ErrorKind.ENCODING, ErrorKind.REFUSED, ErrorKind.HUNG})  # a worker's say
 
 STATUSES = ["ok", "timeout", "memory", "disk", "crashed", "missing", "invalid"]  # from best to worst
-ERROR_STATUS = {ErrorKind.TIMEOUT: "timeout", ErrorKind.MEMORY: "memory", ErrorKind.DISK: "disk", ErrorKind.CRASH: "crashed",
-                ErrorKind.EXIT: "crashed", ErrorKind.MISSING: "missing", ErrorKind.INVALID: "invalid",
-                ErrorKind.SYNTAX: "invalid"}
+ERROR_STATUS = {ErrorKind.TIMEOUT: "timeout", ErrorKind.MEMORY: "memory", ErrorKind.DISK: "disk",
+                ErrorKind.CRASH: "crashed", ErrorKind.EXIT: "crashed", ErrorKind.MISSING: "missing",
+                ErrorKind.INVALID: "invalid", ErrorKind.SYNTAX: "invalid"}
 
 
 def points_total(points) -> float:
