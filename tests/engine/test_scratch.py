@@ -200,3 +200,55 @@ def test_a_worker_that_hides_its_descriptors_from_an_unprivileged_grader_is_stop
         assert os.waitstatus_to_exitcode(status) == 0
     finally:
         hider.communicate("")
+
+
+# -- the judge's bound at work: a worker with no mount namespace (Docker's default profile) --------------
+
+FILLER = """
+def small():
+    open("small", "wb").write(b"x" * 2**20)
+    return 1
+
+def fill():
+    block = b"x" * 2**20
+    for number in range(8):
+        with open(f"fill-{number}", "wb") as handle:
+            for _ in range(40):
+                handle.write(block)
+    return 8 * 40
+"""
+JUDGE = """
+import sys
+from grader.engine.errors import SubmissionError
+from grader.engine.proxies import Namespace
+from grader.engine.sandbox import Sandbox
+from grader.engine.slot import Limits
+
+sandbox = Sandbox()
+try:
+    learner = Namespace(sandbox, sys.argv[1], lambda module: Limits(time=5.0))
+    print("small", learner.filler.small(), sandbox.protections.scratch_capped)
+    try:
+        print("fill", learner.filler.fill())
+    except SubmissionError as error:
+        print("fill", error.kind, error.message)
+finally:
+    sandbox.close()
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the launcher needs root to stand in for Docker")
+def test_a_worker_past_its_scratch_bound_is_stopped_where_no_tmpfs_holds_it(tmp_path):
+    """Under Docker's default profile the scratch folder is on the grader's disk: 320 MB written there stop the
+    worker with the status disk, where 1 MB passes."""
+    folder = tmp_path / "learner"
+    folder.mkdir()
+    (folder / "filler.py").write_text(FILLER)
+    emulate = Path(__file__).parents[1] / "emulate.py"
+    done = subprocess.run([sys.executable, str(emulate), "--docker", "--landlock", "2", "--", sys.executable, "-c",
+                           JUDGE, str(folder)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TMPDIR": str(tmp_path)})
+    lines = done.stdout.splitlines()
+    assert lines[0] == "small 1 False", done.stdout + done.stderr[-3000:]
+    assert lines[1].startswith("fill disk wrote more than 64 MB"), done.stdout
+    assert [path.name for path in tmp_path.iterdir()] == ["learner"]  # the sandbox and its scratch are gone
