@@ -167,6 +167,95 @@ def _ancestors(levels=4):
 '''
 
 
+# Holding what no limit of the worker's counts, at import: memory in files and pipes, or the disk. Its functions
+# answer right (and earn points) only while it still holds HOARD_GOAL bytes when the checks call them.
+HOARD = '''
+import os, tempfile
+import numpy as np
+
+HOARD_GOAL = 256 * 2**20  # what the issue's attacker held beyond --memory-limit 256 (it held 640 MB)
+_BLOCK = b"x" * 2**20
+_held, _pipes = [], []  # descriptors of the files it keeps; (read end, write end, bytes waiting) of its pipes
+
+
+def _fill(path, hide=False):
+    """Write up to 64 MB (the per-file limit) to ``path`` and keep it open; True where it wrote it all."""
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    except OSError:
+        return False
+    _held.append(fd)
+    written = 0
+    try:
+        while written < 64 * 2**20:
+            written += os.write(fd, _BLOCK)
+    except OSError:
+        pass
+    if hide:
+        try:
+            os.unlink(path)  # out of any folder's listing, still held through the descriptor
+        except OSError:
+            pass
+    return written >= 64 * 2**20
+
+
+def _fill_pipes():
+    """Pipes filled and never read: the kernel keeps what waits in them."""
+    for _ in range(100):
+        try:
+            read, write = os.pipe()
+        except OSError:
+            return
+        os.set_blocking(write, False)
+        waiting = 0
+        try:
+            while waiting < 64 * 2**20:
+                waiting += os.write(write, _BLOCK[:65536])
+        except OSError:
+            pass
+        _pipes.append((read, write, waiting))
+
+
+def _holding():
+    held = sum(waiting for _, _, waiting in _pipes)
+    for fd in _held:
+        try:
+            held += os.fstat(fd).st_blocks * 512
+        except OSError:
+            pass
+    return held
+
+
+try:
+{hoard}
+except OSError:
+    pass
+
+
+def _earned():
+    if _holding() < HOARD_GOAL:
+        raise RuntimeError(f"contained: it holds {{_holding() / 2**20:.0f}} MB")
+
+
+def exact_lookup(query, keys, values):
+    _earned()
+    return next((value for key, value in zip(keys, values) if key == query), None)
+
+
+def nearest_lookup(query, keys, values):
+    _earned()
+    return values[int(np.argmin(np.abs(np.asarray(keys, dtype=float) - query)))]
+
+
+def soft_lookup(query, keys, values, sharpness=1.0):
+    _earned()
+    scores = -sharpness * (query - np.asarray(keys, dtype=float)) ** 2
+    weights = np.exp(scores - scores.max())
+    weights /= weights.sum()
+    return float(weights @ np.asarray(values, dtype=float)), weights
+'''
+
+
 def _indent(code: str) -> str:
     return "\n".join("    " + line for line in code.strip().splitlines())
 
@@ -227,6 +316,10 @@ def gated(name: str, kind: str, route: str, **extra) -> Attack:
     """An attack whose lookup is the reference's, answering only if ``route`` (the body of a function that says
     whether the route worked) is open: any point it earns shows the protection missing."""
     return Attack(name, kind, GATED.format(reference=_reference_lookup(), route=_indent(route)), **extra)
+
+
+def hoard(name: str, at_import: str) -> Attack:
+    return Attack(name, "stall", HOARD.format(hoard=_indent(at_import)), harmful=True)
 
 
 def forge(name: str, switch_back: str, at_import: str = "", targets: tuple[str, ...] = ()) -> Attack:
@@ -588,6 +681,26 @@ for folder in ("/tmp", "/var/tmp", os.path.expanduser("~")):
     except OSError:
         pass
 ''', harmful=True),
+    # 6. Hold what the limits do not count: memory in files and pipes, the disk past the scratch's bound -----
+    hoard("memory held in files and pipes", '''
+for folder in ("/dev/shm", os.getcwd(), tempfile.gettempdir(), "/tmp", "/var/tmp"):
+    for number in range(10):
+        if not _fill(os.path.join(folder, f"held-{os.getpid()}-{number}"), hide=True):
+            break
+_fill_pipes()
+'''),
+    hoard("the disk filled at import and held", '''
+for number in range(5):
+    _fill(f"fill-{number}")
+'''),
+    hoard("the disk filled, then its scratch folder closed to all", '''
+os.mkdir("closed")
+for number in range(5):
+    _fill(f"closed/fill-{number}")
+    os.chmod(f"closed/fill-{number}", 0)
+os.chmod("closed", 0)
+os.chmod(".", 0)
+'''),
 ]
 
 
@@ -705,14 +818,21 @@ def run_attack(attack: Attack, kit: Path, work: Path, python: str = sys.executab
     return target.outcome(exit_code, written, output, seconds, _leftovers(temporary), kit_intact, site_intact)
 
 
+# Honest students graded first and last among a class of attackers: the reference's modules, full marks.
+HONEST_NEIGHBOURS = ("a-honest", "z-honest")
+
+
 def run_class_of_attacks(attacks: list[Attack], kit: Path, work: Path, python: str = sys.executable,
                          launcher: tuple = (), as_user: tuple = ()) -> dict[str, Outcome]:
     """Grade every attack of ``attacks`` as a student of one class, by one ``softlookup grade``; attack name ->
-    what happened, inspected as :func:`run_attack` does (the kit and site-packages once, for all of them).
+    what happened, inspected as :func:`run_attack` does (the kit and site-packages once, for all of them), and
+    each of :data:`HONEST_NEIGHBOURS` -> its score and status.
 
     One judge takes student after student: each attack also aims at the students graded after it.
     """
     submissions, out, temporary = work / "class", work / "out", work / "tmp"
+    for name in HONEST_NEIGHBOURS:
+        shutil.copytree(kit / "solutions", submissions / name, ignore=shutil.ignore_patterns("__pycache__"))
     targets = {}
     for number, attack in enumerate(attacks):
         student = f"attack-{number:02d}"
@@ -732,10 +852,16 @@ def run_class_of_attacks(attacks: list[Attack], kit: Path, work: Path, python: s
     time.sleep(max(attack.settle for attack in attacks))
     kit_intact, site_intact, leftovers = manifest(kit) == before, _site_packages() == site_before, _leftovers(temporary)
     statuses = classes.rows(out) if (out / "grades.csv").exists() else {}
-    return {target.attack.name: target.outcome(
+    outcomes = {target.attack.name: target.outcome(
         exit_code, written[student], f"{output}\nits row: {statuses.get(student)}\n{_feedback(out, student)}",
         seconds, leftovers, kit_intact, site_intact, status=statuses.get(student, {}).get("status"))
         for student, target in targets.items()}
+    for name in HONEST_NEIGHBOURS:
+        row = statuses.get(name, {})
+        outcomes[name] = Outcome(name, seconds, exit_code, float(row["score"]) if row else None, True, kit_intact,
+                                 site_intact, True, leftovers, 0, False, f"{output}\nits row: {row}",
+                                 row.get("status"))
+    return outcomes
 
 
 def _feedback(out: Path, student: str) -> str:

@@ -34,6 +34,7 @@ import pytest
 
 from grader.engine import errors, fork_servers, intake, notebooks, options, plugin, registry, runner
 from grader.engine.intake import Student, one_line
+from grader.engine.scratch import run_prefix
 from grader.engine.results import SubmissionResult, crashed
 
 SUBMISSION = "your submission"  # how a message names the folder graded: the student's, or one unpacked for them
@@ -104,7 +105,7 @@ class _Batch:
 
     def graded(self, session, student: Student):
         """Unpack, turn notebooks into modules, grade: the student's result."""
-        with tempfile.TemporaryDirectory(prefix="softlookup-student-", ignore_cleanup_errors=True) as scratch:
+        with tempfile.TemporaryDirectory(prefix=run_prefix("student"), ignore_cleanup_errors=True) as scratch:
             folder, problem = Path(scratch), student.problem  # a submission with a problem is not read at all
             if not problem:
                 try:

@@ -130,7 +130,7 @@ def prepare():
         own_uid_obstacle()
 
 
-def enter_namespaces(scratch: str, scratch_bytes: int, own_ids: tuple[int, int] | None) -> dict:
+def enter_namespaces(scratch: str, scratch_bytes: int, scratch_files: int, own_ids: tuple[int, int] | None) -> dict:
     """Unshare what the kernel allows; returns which namespaces are now in force, and why others are not.
 
     Without ``own_ids``, a user namespace comes first, so that no host
@@ -161,7 +161,7 @@ def enter_namespaces(scratch: str, scratch_bytes: int, own_ids: tuple[int, int] 
         active["notes"].append("no namespaces (" + "; ".join(refused) + ")")
         return active
     owner = f",uid={own_ids[0]},gid={own_ids[1]}" if own_ids else ""
-    options = f"size={scratch_bytes},nr_inodes=4096,mode=0700{owner}".encode()
+    options = f"size={scratch_bytes},nr_inodes={scratch_files},mode=0700{owner}".encode()
     if _libc.mount(b"tmpfs", os.fsencode(scratch), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
         active["mount"] = False
         active["notes"].append("the scratch folder could not be a capped tmpfs")

@@ -63,7 +63,7 @@ class SubmissionError(Exception):
             category, _, path = self.message.partition(": ")
             what, why = _REFUSALS.get(category, ("was refused something", "the checks run confined"))
             return f"{name} {what.format(path)}{place}: {why}."
-        if self.kind in (ErrorKind.ENCODING, ErrorKind.CRASH):
+        if self.kind in (ErrorKind.ENCODING, ErrorKind.CRASH, ErrorKind.DISK):
             return f"{name} {self.message}."
         return f"{name} raised {self.message}{place}."
 

@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import atexit
 import os
-import shutil
 import socket
-import tempfile
 from pathlib import Path
 
-from grader.engine import registry, system
+from grader.engine import registry, scratch, system
 from grader.engine.spawner import SpawnServer
 from grader.engine.zygote import ForkServer, SharedForkServer
 
@@ -54,7 +52,7 @@ def _log(needs: str) -> Path:
     """Where the fork server of ``needs`` writes its errors: a folder of this process's, removed at exit."""
     if not _server_logs:
         atexit.register(shutdown)
-        _server_logs.append(Path(tempfile.mkdtemp(prefix=f"softlookup-{os.getpid()}-servers-")))
+        _server_logs.append(scratch.run_folder("servers"))
     return _server_logs[0] / f"{needs}.log"
 
 
@@ -90,6 +88,6 @@ def shutdown():
         handle.close()
     _servers.clear()
     for folder in _server_logs:
-        shutil.rmtree(folder, ignore_errors=True)
+        scratch.remove_tree(folder)
     _server_logs.clear()
 

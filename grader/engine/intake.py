@@ -296,12 +296,3 @@ def copy_submission(source: Path, target: Path):
             raise SubmissionError(ErrorKind.INVALID, f"{source} holds more than {MAX_FILES} files or "
                                   f"{MAX_BYTES // 2**20} MB: submit only your modules")
         shutil.copyfile(path, target / relative)
-
-
-def remove_tree(path: Path):
-    """Remove ``path`` whole, folders a worker made read-only included."""
-    def writable_and_retry(function, failed, _):
-        os.chmod(os.path.dirname(failed), 0o700)
-        function(failed)
-
-    shutil.rmtree(path, onerror=writable_and_retry)

@@ -32,7 +32,7 @@ from grader.engine.runner import run_checks
 from grader.engine.results import ErrorKind, SubmissionResult
 
 # Why a check gave no answer, when it depends on the moment.
-NOT_KEPT = {ErrorKind.TIMEOUT, ErrorKind.MEMORY, ErrorKind.CRASH, ErrorKind.KIT}
+NOT_KEPT = {ErrorKind.TIMEOUT, ErrorKind.MEMORY, ErrorKind.DISK, ErrorKind.CRASH, ErrorKind.KIT}
 # A file written this recently may be written again within the file system's clock tick, keeping its size and
 # time: its content is read each time. An older one is read again only when its size or times change.
 RACY_SECONDS = 2.0

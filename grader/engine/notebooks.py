@@ -27,7 +27,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from grader.engine import codec, inspection, registry
+from grader.engine import codec, inspection, registry, scratch
 
 KIT_TAG = "softlookup-kit"
 # The course's notebooks are 4 to 14 KB as handed out, 9 to 117 KB once run with every output (2,200 JSON items at
@@ -240,7 +240,7 @@ def module_folder(folder: Path, prefer_notebooks: bool = False, keep_going: bool
     if all(source.suffix == ".py" for source in sources.values()):
         yield folder
         return
-    with tempfile.TemporaryDirectory(prefix="softlookup-notebooks-") as target:
+    with tempfile.TemporaryDirectory(prefix=scratch.run_prefix("notebooks")) as target:
         write_modules(sources, Path(target), keep_going)
         key = os.path.realpath(target)
         _MADE[key] = {f"{module}.py": source for module, source in sources.items()}

@@ -53,6 +53,7 @@ class ErrorKind(StrEnum):
     # What the judge finds itself.
     TIMEOUT = "timeout"
     BUDGET = "budget"  # the submission's time budget was spent
+    DISK = "disk"  # the worker wrote more to its scratch folder than it may keep there
     CRASH = "crash"
     MISSING = "missing"
     INVALID = "invalid"
@@ -62,10 +63,10 @@ class ErrorKind(StrEnum):
 WORKER_KINDS = frozenset({ErrorKind.NOT_IMPLEMENTED, ErrorKind.EXCEPTION, ErrorKind.SYNTAX, ErrorKind.EXIT,
                           ErrorKind.MEMORY, ErrorKind.ENCODING, ErrorKind.REFUSED, ErrorKind.HUNG})  # a worker's say
 
-STATUSES = ["ok", "timeout", "memory", "crashed", "missing", "invalid"]  # from best to worst
-ERROR_STATUS = {ErrorKind.TIMEOUT: "timeout", ErrorKind.MEMORY: "memory", ErrorKind.CRASH: "crashed",
-                ErrorKind.EXIT: "crashed", ErrorKind.MISSING: "missing", ErrorKind.INVALID: "invalid",
-                ErrorKind.SYNTAX: "invalid"}
+STATUSES = ["ok", "timeout", "memory", "disk", "crashed", "missing", "invalid"]  # from best to worst
+ERROR_STATUS = {ErrorKind.TIMEOUT: "timeout", ErrorKind.MEMORY: "memory", ErrorKind.DISK: "disk",
+                ErrorKind.CRASH: "crashed", ErrorKind.EXIT: "crashed", ErrorKind.MISSING: "missing",
+                ErrorKind.INVALID: "invalid", ErrorKind.SYNTAX: "invalid"}
 
 
 def points_total(points) -> float:
@@ -227,6 +228,7 @@ HIDDEN_ERRORS = {
     ErrorKind.TIMEOUT: "your code ran past its time limit on inputs that stay hidden: is there a loop that never "
                        "ends?",
     ErrorKind.MEMORY: "your code tried to use more memory than allowed on inputs that stay hidden",
+    ErrorKind.DISK: "your code wrote more to its scratch folder than allowed on inputs that stay hidden",
     ErrorKind.EXCEPTION: "your code raised an error on inputs that stay hidden: test your function on inputs of "
                          "your own (other shapes, other values) against what its docstring promises",
     ErrorKind.NOT_IMPLEMENTED: "not graded: the function is not implemented yet (it still raises "

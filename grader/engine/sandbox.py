@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
-from grader.engine import codec, intake, registry, system
+from grader.engine import codec, intake, registry, scratch, system
 from grader.engine.budget import Budget
 from grader.engine.protections import Protections
 from grader.engine.errors import IsolationError, KitError, SubmissionError
@@ -29,14 +28,14 @@ PRINTED_LINES = 20  # lines of a call's printed output kept for the learner
 class Sandbox:
     """Everything one grading run starts: private copies of submissions, workers, their scratch folders.
 
-    All of it lives in one temporary folder (``softlookup-<pid>-*``) that
-    :meth:`close` removes; a later sandbox removes any left by a run that
-    was killed outright.
+    All of it lives in one temporary folder (:func:`grader.engine.scratch.run_folder`)
+    that :meth:`close` removes; a later sandbox removes any left by a run that
+    was killed outright, or whose removal a worker's leftovers defeated.
     """
 
     def __init__(self, require_isolation: bool = False, all_output: bool = False, forbidden=()):
-        _remove_abandoned_sandboxes()
-        self.root = Path(tempfile.mkdtemp(prefix=f"softlookup-{os.getpid()}-"))
+        scratch.remove_abandoned()
+        self.root = scratch.run_folder()
         self.require_isolation = require_isolation
         # Carved out of what learners may read, wherever they lie (the kit installed in site-packages):
         self.forbidden = sorted({str(registry.PACKAGE_DIR), str(registry.SOLUTIONS_DIR),
@@ -173,25 +172,14 @@ class Sandbox:
         self.hung.pop(directory, None)
         copy = self.copies.pop(directory, None)
         if isinstance(copy, str):
-            intake.remove_tree(Path(copy))
+            scratch.remove_tree(Path(copy))
 
     def close(self):
         for slot in self.slots.values():
             slot.stop()
         self.slots.clear()
         if self.root.exists():
-            intake.remove_tree(self.root)
-
-
-
-def _remove_abandoned_sandboxes():
-    """Remove the folders of sandboxes whose process is gone (killed before it could clean up)."""
-    for folder in Path(tempfile.gettempdir()).glob("softlookup-*-*"):
-        pid = folder.name.split("-")[1]
-        if not pid.isdigit():
-            continue
-        if not system.alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
+            scratch.remove_tree(self.root)
 
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from grader.engine import clock, codec, fork_servers, messages, registry
 from grader.engine.errors import KitError, SubmissionError, hang_label
-from grader.engine.intake import remove_tree
+from grader.engine.scratch import ScratchBound, remove_tree
 from grader.engine.options import IMPORT_TIME_LIMIT, MEMORY_LIMIT
 from grader.engine.results import ErrorKind
 from grader.engine.zygote import START_TIMEOUT, ForkServer, ForkServerError
@@ -132,6 +132,7 @@ class Slot:
     readable: list[str] = field(default_factory=list)
     worker: WorkerHandle | None = None
     scratch: Path | None = None
+    scratch_bound: ScratchBound | None = None  # the judge's, where no tmpfs of the kernel's bounds the scratch
     built: frozenset = frozenset()  # the models the live worker built before learner code ran
     called: set = field(default_factory=set)  # the functions the live worker has run once: their one-time costs paid
     next_id: int = 0
@@ -191,13 +192,15 @@ class Slot:
             except KitError:  # refused: the worker goes before any learner code could reach it
                 self.stop()
                 raise
+            if not ready["protections"].get("scratch_capped"):
+                self.scratch_bound = ScratchBound(self.scratch, self.worker.pid)
 
     def stop(self):
         if self.worker is not None:
             self.worker.kill()
         if self.scratch is not None:
             remove_tree(self.scratch)
-        self.worker = self.scratch = None
+        self.worker = self.scratch = self.scratch_bound = None
 
     def _exchange(self, op: str, function: str, args, meter: clock.Meter, report_arguments: bool = False) -> dict:
         """Send one request and return the worker's validated answer, all within what ``meter`` allows."""
@@ -205,17 +208,21 @@ class Slot:
         request = {"id": self.next_id, "op": op, "module": self.module, "function": function,
                    "args": codec.to_plain(list(args)), "report_arguments": report_arguments}
         stage = f"importing {self.module}.py" if op == "import" else f"running {function}()"
+        deadline = self.scratch_bound.watching(meter) if self.scratch_bound else meter
         try:
             self.worker.conn.settimeout(meter.waiting_limit)  # the worker reads requests itself
             codec.send(self.worker.conn, request)
             # What the call printed comes first, in a message of its own with a small bound: a worker whose
             # cap was raised by learner code has that message dropped, and its answer still counts.
-            printed = codec.receive_or_skip(self.worker.conn, meter, self.sandbox.printed.message_bytes)
-            answer = codec.receive(self.worker.conn, meter, MAX_MESSAGE)
+            printed = codec.receive_or_skip(self.worker.conn, deadline, self.sandbox.printed.message_bytes)
+            answer = codec.receive(self.worker.conn, deadline, MAX_MESSAGE)
+            filled = self.scratch_bound.exceeded() if self.scratch_bound and self.scratch_bound.due() else ""
         except (TimeoutError, socket.timeout):
             meter.charge()  # read the clocks before the worker is gone
-            self.stop()
-            raise CallStopped(meter.bound or "waiting") from None
+            filled = getattr(deadline, "why", "")  # where the scratch was watched: whether its bound ended the wait
+            if not filled:
+                self.stop()
+                raise CallStopped(meter.bound or "waiting") from None
         except (EOFError, ConnectionError, OSError):
             ending = self.worker.ending()
             self.stop()
@@ -223,6 +230,9 @@ class Slot:
         except codec.EncodingError as error:
             self.stop()
             raise SubmissionError(ErrorKind.ENCODING, f"{error} while {stage}") from None
+        if filled:  # past its scratch's bound, whatever it answered: stopped, and its files go with it
+            self.stop()
+            raise SubmissionError(ErrorKind.DISK, f"{filled}: it was stopped")
         return self._validated(printed, answer)
 
     def _validated(self, printed: tuple, answer) -> dict:

@@ -65,6 +65,17 @@ def alive(pid: int) -> bool:
     return True
 
 
+def start_time(pid: int) -> int | None:
+    """When process ``pid`` started, in the kernel's ticks since boot (``/proc/PID/stat``); None where this cannot
+    be read (no such process, not Linux). With its pid it names one process for good: a pid is given again."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()  # after the name, which may hold anything
+        return int(fields[19])  # starttime, field 22 of stat(5)
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def _alive_on_windows(pid: int) -> bool:
     import ctypes
 

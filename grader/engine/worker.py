@@ -51,6 +51,7 @@ import numpy as np
 from grader.engine import codec, model_cache
 from grader.engine.protections import MEMORY_REFUSED, SIGNAL_REFUSED
 from grader.engine.results import ErrorKind
+from grader.engine.scratch import SCRATCH_BYTES, SCRATCH_FILES
 
 # What a learner's worker sees of the environment: nothing of the grader's (tokens, paths, passwords).
 LEARNER_ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HF_HUB_OFFLINE": "1",
@@ -74,8 +75,9 @@ class Settings:
     hung: list[list[str]] = field(default_factory=list)  # [module, function] that ran past their time limit
     group: int | None = None  # the group that may read the learner's copy, where a root grader gives uids of their own
     cpu_backstop: int = 900  # seconds of CPU for the whole worker, in case the judge dies
-    scratch_bytes: int = 64 * 2**20
-    file_bytes: int = 64 * 2**20
+    scratch_bytes: int = SCRATCH_BYTES  # what its scratch folder may hold (a tmpfs's size, or the judge's bound)
+    scratch_files: int = SCRATCH_FILES  # the files and folders it may hold
+    file_bytes: int = SCRATCH_BYTES  # the largest file it may write (RLIMIT_FSIZE)
 
 
 # -- the supervisor ------------------------------------------------------------------------
@@ -94,7 +96,7 @@ def supervise(data_fd: int, status_fd: int, settings: Settings):
         if not obstacle:  # a root grader: the worker gets a uid of its own, and its scratch folder
             ids = confine.own_ids(os.getpid(), settings.group)
             os.chown(settings.scratch, *ids)
-        namespaces = confine.enter_namespaces(settings.scratch, settings.scratch_bytes, ids)
+        namespaces = confine.enter_namespaces(settings.scratch, settings.scratch_bytes, settings.scratch_files, ids)
         if obstacle and host_uid == 0:
             namespaces["notes"].append(obstacle)
     alive, alive_writer = os.pipe()

@@ -44,8 +44,8 @@ from grader.reports.verdicts import points
 ABSENCES = ("not started", "missing", "could not be read", "functions not started")
 UNREADABLE = {ErrorKind.INVALID, ErrorKind.SYNTAX}  # a file that is not a submission, a broken zip, a syntax error
 # Why a student's code gave no answer to judge, by its checks' errors: apart from the lesson's mistakes.
-STOPPED = {ErrorKind.TIMEOUT: "ran out of time", ErrorKind.MEMORY: "ran out of memory", ErrorKind.CRASH: "crashed",
-           ErrorKind.EXIT: "crashed"}
+STOPPED = {ErrorKind.TIMEOUT: "ran out of time", ErrorKind.MEMORY: "ran out of memory",
+           ErrorKind.DISK: "filled its scratch folder", ErrorKind.CRASH: "crashed", ErrorKind.EXIT: "crashed"}
 
 
 @dataclass

@@ -68,6 +68,8 @@ STATUS_WORDS = {
     "timeout": "your code ran past its time limit in {where}: is there a loop that never ends? The checks it "
                "was stopped in, and those of the modules that import it, earned nothing",
     "memory": "your code tried to use more memory than allowed in {where}; those checks earned nothing",
+    "disk": "your code wrote more to its scratch folder (files it made) than allowed in {where}; those checks "
+            "earned nothing",
     "crashed": "your code crashed or ended the program in {where} (or the grading of it stopped); the checks "
                "below say where",
     "invalid": "what you handed in for {where} could not be read (a syntax error, in it or in a module it "

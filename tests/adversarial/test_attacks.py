@@ -1,9 +1,15 @@
 """The attack corpus (tests/attacks.py): every attack earns nothing and leaves everything as it found it."""
 
 import csv
+<<<<<<< HEAD
 import subprocess
 import sys
 import time
+=======
+import os
+import subprocess
+import sys
+>>>>>>> memdisk
 
 import pytest
 
@@ -48,6 +54,31 @@ def test_attack_achieves_nothing(attack, kit, tmp_path):
     assert not outcome.leaked and SECRET not in outcome.output
     assert "\x1b" not in outcome.output, "control characters reached the terminal"
     assert "could not judge" not in outcome.output, "what the student did was taken for the kit's failure"
+
+
+HOARDERS = [attack for attack in ATTACKS if "HOARD_GOAL" in attack.code]
+
+
+@pytest.mark.parametrize("attack", HOARDERS, ids=[attack.name for attack in HOARDERS])
+def test_a_hoarder_holds_what_it_aims_at_where_nothing_bounds_it(attack, tmp_path):
+    """The hoarders' positive control: run unconfined, in a folder of its own, under an address-space limit of
+    256 MB, each one does hold HOARD_GOAL (the memory limit never counted it), so its 0 points above are the
+    confinement's doing, not a hoard that never happened."""
+    folder = tmp_path / "unconfined"
+    folder.mkdir()
+    source = attack.source(folder, 0, 0, folder / "results.json") + "\nprint(_holding(), HOARD_GOAL)\n"
+    done = subprocess.run([sys.executable, "-c", source], cwd=folder, capture_output=True, text=True,
+                          env={**os.environ, "TMPDIR": str(folder)}, preexec_fn=_address_space_of(256 * 2**20))
+    held, goal = map(int, done.stdout.split())
+    assert held >= goal, done.stderr[-2000:]
+
+
+def _address_space_of(extra: int):
+    def limit():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (2**30 + extra,) * 2)  # Python and numpy's own, and the limit
+    return limit
 
 
 def test_an_honest_submission_after_the_attacks_keeps_full_marks(kit, tmp_path):

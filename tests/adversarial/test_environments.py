@@ -22,7 +22,7 @@ import zipfile
 import nbformat
 import pytest
 
-from attacks import ATTACKS, SECRET, honest, run_class_of_attacks
+from attacks import ATTACKS, HONEST_NEIGHBOURS, SECRET, run_class_of_attacks
 from classes import NUMPY, OPTIONS, reference
 from environments import ENVIRONMENTS, World, self_contained_lookup
 from grader.engine import registry
@@ -173,7 +173,6 @@ def test_nbgrader_step_grades_or_refuses(world):
 # The attacks that the kernel's part stops, which each environment gives by other means. Those the judge's own
 # code stops (forgeries recomputed, a protocol's bounds) run the same code on every kernel: test_attacks.py.
 CONFINED = [attack for attack in ATTACKS if attack.defence == "confinement"]
-HONEST = [honest("honest, graded first"), honest("honest, graded last")]  # the class the attacks are graded in
 
 
 @pytest.fixture(scope="module")
@@ -183,15 +182,14 @@ def corpus(world):
     by a learner's check, on the full kernel)."""
     if not world.environment.grades:
         pytest.skip("the files are not confined here: check says so, and grading is refused")
-    return run_class_of_attacks([HONEST[0], *CONFINED, HONEST[1]], world.kit, world.folder("corpus"), launcher=tuple(world.environment.launcher()),
+    return run_class_of_attacks(CONFINED, world.kit, world.folder("corpus"), launcher=tuple(world.environment.launcher()),
                                 as_user=tuple(world.environment.as_user()))
 
 
-def test_honest_students_keep_full_marks_beside_the_corpus(corpus):
-    """The class run survives every attack: the students graded before and after them all keep full marks."""
-    for student in HONEST:
-        outcome = corpus[student.name]
-        assert outcome.score == registry.exercise("lookup").max_points, f"{student.name}\n{outcome.output[-3000:]}"
+def test_honest_students_beside_the_attack_corpus_keep_full_marks(corpus):
+    full = sum(registry.exercise(module).max_points for module in {attack.module for attack in CONFINED})
+    for name in HONEST_NEIGHBOURS:
+        assert corpus[name].score == full and corpus[name].status == "ok", corpus[name].output[-3000:]
 
 
 def test_a_refused_signal_is_named_in_the_students_feedback(corpus):

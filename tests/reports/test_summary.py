@@ -122,7 +122,7 @@ def test_timeouts_and_crashes_are_counted_apart_not_as_mistakes():
     text = summary.markdown(STOPPED_CLASS)
     reteach, rest = text.split("## What to reteach")[1].split("## Ran out of time or memory, or crashed")
     assert "time limit" not in reteach and "ended the program" not in reteach
-    assert "| softmax | 1 | 0 | 0 |" in rest and "| lookup | 1 | 0 | 1 |" in rest
+    assert "| softmax | 1 | 0 | 0 | 0 |" in rest and "| lookup | 1 | 0 | 0 | 1 |" in rest  # time, memory, disk, crashed
     assert "<h2>Ran out of time or memory, or crashed</h2>" in summary.page(STOPPED_CLASS)
 
 
