@@ -1,15 +1,10 @@
 """The attack corpus (tests/attacks.py): every attack earns nothing and leaves everything as it found it."""
 
 import csv
-<<<<<<< HEAD
-import subprocess
-import sys
-import time
-=======
 import os
 import subprocess
 import sys
->>>>>>> memdisk
+import time
 
 import pytest
 
