@@ -174,10 +174,14 @@ class Sandbox:
         if isinstance(copy, str):
             scratch.remove_tree(Path(copy))
 
-    def close(self):
+    def stop_workers(self):
+        """Kill every worker now (Ctrl-C: before anything else); a later call starts them afresh."""
         for slot in self.slots.values():
             slot.stop()
         self.slots.clear()
+
+    def close(self):
+        self.stop_workers()
         if self.root.exists():
             scratch.remove_tree(self.root)
 
