@@ -26,7 +26,7 @@ from pathlib import Path
 from grader.engine import edition, ground_truth, registry
 from grader.engine.options import Options
 from grader.releases import classroom, distribution, leak_scan
-from grader.releases.assignments import LEARNERS_PYPROJECT, planned
+from grader.releases.assignments import LEARNERS_PYPROJECT, MISSING_PLUGIN, planned
 from grader.usage import UsageError
 
 # The grader package's files that learners get.
@@ -110,7 +110,7 @@ def readme(hidden: dict[str, list[str]], torch: str) -> str:
     rows = "\n".join(
         f"| `{e.module}.py` | {e.title} | {sum(p for n, p in e.points.items() if n not in hidden[e.module]):g} "
         f"| {sum(e.points[n] for n in hidden[e.module]):g} |" for e in registry.EXERCISES)
-    return README.format(rows=rows, torch=torch)
+    return README.format(rows=rows, torch=torch, missing=MISSING_PLUGIN)
 
 
 README = """\
@@ -152,8 +152,12 @@ softlookup check                      # grade everything in assignments/
 softlookup check --exercise softmax   # one exercise
 softlookup check --watch              # grade again each time you save
 softlookup hint lookup                # the next hint for an exercise
-pytest                                # the same checks, here or in assignments/
+python -m pytest                      # the same checks, here or in assignments/
 ```
+
+Type `python -m pytest`, not a bare `pytest`: where the Python you made the
+venv from has a pytest of its own, `pytest` may be that one, which cannot see
+this folder's checks and says `{missing}`.
 
 Prefer notebooks? Run `jupyter lab`, open `assignments/softmax.ipynb` and
 so on: the last cell of each checks what the notebook has run, and the

@@ -16,8 +16,10 @@ import pytest
 
 from helpers import ASSIGNMENTS, ENV, learners_clone, softlookup
 from grader.engine import registry
-from grader.releases import assignments
+from grader.releases import assignments, bundle
 from grader.releases.distribution import kit_project
+
+DOCS = registry.KIT_ROOT / "docs"
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +62,22 @@ def test_pytest_checks_the_learners_exercises_as_check_does(clone, checked, wher
 
 def test_the_kits_pyproject_and_the_learners_ini_configure_pytest_alike():
     options = kit_project()["tool"]["pytest"]["ini_options"]
-    assert options == {"softlookup_exercises": True, "addopts": assignments.LEARNERS_ADDOPTS}
+    assert options == {"softlookup_exercises": True, "required_plugins": assignments.LEARNERS_REQUIRED,
+                       "addopts": assignments.LEARNERS_ADDOPTS}
     assert (ASSIGNMENTS / "pytest.ini").read_text() == assignments.LEARNERS_PYTEST_INI
+
+
+@pytest.mark.parametrize("where", [".", "assignments"], ids=["in the clone", "in assignments/"])
+def test_a_pytest_without_the_plugin_says_so_and_the_readmes_say_what_to_type(clone, where):
+    """Another Python's pytest (a venv made with --system-site-packages can run the base's) reads the option but
+    has no plugin: it stops with the error the bundle's README and docs/learners.md answer, not a warning and
+    nothing run. PYTEST_DISABLE_PLUGIN_AUTOLOAD stands in for it: pytest without softlookup's entry points."""
+    done = learners_pytest(clone / where, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert assignments.MISSING_PLUGIN in done.stdout + done.stderr
+    readme = bundle.readme({exercise.module: [] for exercise in registry.EXERCISES}, "2.6.0")
+    assert "\npython -m pytest " in readme and f"says `{assignments.MISSING_PLUGIN}`" in readme
+    assert f"`{assignments.MISSING_PLUGIN}`" in (DOCS / "learners.md").read_text()
 
 
 def test_the_way_pytest_names_shows_every_case(clone):
