@@ -127,7 +127,7 @@ With Python 3.11 or later, in this folder:
 
 ```bash
 python3 -m venv .venv --system-site-packages   # sees a torch you have installed already
-source .venv/bin/activate
+source .venv/bin/activate                      # on Windows: .venv\\Scripts\\activate
 python -c "import torch"                       # torch 2.6 to 2.13 there? Then skip the next line.
 pip install torch=={torch} --index-url https://download.pytorch.org/whl/cpu
 pip install .
@@ -146,6 +146,8 @@ without the confinement your instructor's grading uses: that is fine for
 checking your own work.
 
 ## Working
+
+In each new shell, activate the venv first, as above; then:
 
 ```bash
 softlookup check                      # grade everything in assignments/
