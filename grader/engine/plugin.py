@@ -292,7 +292,7 @@ class Grading:
         """
         exercise, hidden = _check_of(item)
         # Verdicts quote learner values and text: whatever it holds, a message is encodable and bounded.
-        message, printed = (codec.clean_text(learners_paths(text, self.sandbox, as_handed_in=self.batch), limit)
+        message, printed = (codec.clean_text(self.sandbox.learners_paths(text, as_handed_in=self.batch), limit)
                             for text, limit in ((message, MAX_MESSAGE_CHARS), (printed, MAX_PRINTED_CHARS)))
         share = exercise.points[item.originalname] / self.cases[(exercise.module, item.originalname)]
         (module, function), self.sandbox.last_call = self.sandbox.last_call or ("", ""), None  # per check
@@ -362,29 +362,6 @@ def _report_verdicts_plainly(item):
         return traceback_report(excinfo, *args, **kwargs)
 
     item.repr_failure = repr_failure
-
-
-def learners_paths(text: str, sandbox: Sandbox, as_handed_in: bool = False) -> str:
-    """``text`` with the paths of the grader's private copies put back as the learner's own folders.
-
-    A warning or a traceback printed by learner code names the file it ran
-    from, the copy (``/tmp/softlookup-…/submission-…/softmax.py:41``); the
-    learner knows the file as ``assignments/softmax.py``. A student of a
-    class graded (``as_handed_in``) knows it as the file handed in,
-    ``softmax.py:41``, never by the instructor's folder of the class.
-    """
-    for origin, copy in sandbox.copies.items():
-        if isinstance(copy, str) and copy in text:
-            def shown(path, origin=origin) -> str:
-                if as_handed_in:
-                    return os.path.relpath(path, origin)
-                return os.path.relpath(path) if Path(path).is_relative_to(Path.cwd()) else str(path)
-
-            for name, source in notebooks.made_from(origin).items():  # a module made from the learner's file
-                made = f"{shown(source)} (as {name})" if source.suffix == ".ipynb" else shown(source)
-                text = text.replace(os.path.join(copy, name), made)
-            text = text.replace(copy + os.sep, "" if as_handed_in else shown(origin) + os.sep)
-    return text
 
 
 # -- fixtures -----------------------------------------------------------------------
