@@ -302,13 +302,13 @@ class Grading:
                             for text, limit in ((message, MAX_MESSAGE_CHARS), (printed, MAX_PRINTED_CHARS)))
         share = exercise.points[item.originalname] / self.cases[(exercise.module, item.originalname)]
         (module, function), self.sandbox.last_call = self.sandbox.last_call or ("", ""), None  # per check
-        doc = (item.function.__doc__ or "").strip().splitlines()
+        doc = (item.function.__doc__ or "").strip()
         self.submission.result.add(
             CheckResult(
                 exercise=exercise.module,
                 check=item.originalname,
                 case=item.callspec.id if hasattr(item, "callspec") else "",
-                title=doc[0].rstrip(".") if doc else "",
+                title=registry.check_title(doc),
                 outcome=outcome,
                 points=share if outcome == "passed" else 0.0,
                 max_points=0.0 if outcome == "skipped" else share,

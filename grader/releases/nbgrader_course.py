@@ -80,7 +80,7 @@ def checks(exercise: registry.Exercise) -> list[tuple[str, bool, str]]:
     for path in exercise.check_files(hidden=True):
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, ast.FunctionDef) and node.name in exercise.points:
-                title = (ast.get_docstring(node) or node.name).splitlines()[0].rstrip(".")
+                title = registry.check_title(ast.get_docstring(node) or node.name)
                 found[node.name] = (node.name, path.parent.name == "hidden", title)
     return [found[name] for name, points in exercise.points.items() if points > 0]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from grader.engine.results import SubmissionResult, redacted
 from grader.reports import markup
 from grader.reports.inert import fenced, html_page, inline, kit_inline
-from grader.reports.verdicts import Problem, one_line, points, status_lines, verdict
+from grader.reports.verdicts import Problem, one_line, points, sentence, status_lines, verdict
 
 
 @dataclass
@@ -73,7 +73,7 @@ def model(result: SubmissionResult, student: str) -> Feedback:
         heading = (f"{exercise.name}.py: {exercise.title}: {points(exercise.score)}/{points(exercise.max_score)} "
                    f"points, {exercise.status}")
         if line := one_line(exercise):  # one thing explains every failure: said once, as the terminal says it
-            sections.append(Section(heading, line[0].upper() + line[1:] + ("." if line == "not started" else "")))
+            sections.append(Section(heading, sentence(line) + ("." if line == "not started" else "")))
             continue
         section, told = Section(heading, ""), {}
         for (name, hidden), cases in exercise.grouped().items():
@@ -91,7 +91,7 @@ def model(result: SubmissionResult, student: str) -> Feedback:
         section.failures = list(told.values())
         sections.append(section)
     return Feedback(student, f"{points(result.score)}/{points(result.max_score)}", result.status,
-                    [line[0].upper() + line[1:] + "." for line in status_lines(result)], result.unprotected, sections)
+                    [sentence(line) + "." for line in status_lines(result)], result.unprotected, sections)
 
 
 def markdown(feedback: Feedback) -> str:
@@ -124,7 +124,7 @@ COLOURS = {"green": "#1a7f37", "red": "#cf222e", "yellow": "#9a6700"}
 
 def page(feedback: Feedback) -> str:
     """feedback.html: the same model, every text escaped."""
-    parts = [f"<p><b>{feedback.total} points</b></p>"]
+    parts = [f"<p><b>Total: {feedback.total}</b> points</p>"]
     if feedback.why:
         parts.append(f"<p><b>Status: {html.escape(feedback.status)}.</b> "
                      + " ".join(markup.html(why) for why in feedback.why) + "</p>")
