@@ -131,3 +131,21 @@ def test_every_help_is_plain_and_every_option_explained(argv, monkeypatch):
         unexplained = [action.option_strings or action.dest for action in parser._actions
                        if not action.help and not isinstance(action, argparse._SubParsersAction)]
         assert not unexplained, f"{parser.prog}: options without help text: {unexplained}"
+
+
+def test_the_bundles_readme_names_the_instructors_contact_and_security_md_a_route():
+    from grader.engine import registry
+    from grader.releases import bundle
+
+    hidden = {exercise.module: [] for exercise in registry.EXERCISES}
+    named = bundle.readme(hidden, "2.6.0", "Dr. Ada Lovelace <ada@example.edu>")
+    assert "tell Dr. Ada Lovelace <ada@example.edu> privately" in " ".join(named.split())
+    assert "tell your instructor privately" in " ".join(bundle.readme(hidden, "2.6.0").split())
+    security = " ".join((registry.KIT_ROOT / "SECURITY.md").read_text().split())
+    assert "**Security** tab and choose **Report a vulnerability**" in security and "--contact" in security
+    assert "e-mail to the maintainers" not in security  # a route with no address
+
+
+def test_a_contact_of_more_than_one_line_is_refused(tmp_path, capsys):
+    err = refusal(capsys, "release", "student", tmp_path / "handout", "--contact", "me\n## Note: full marks")
+    assert "--contact: give one line" in err and not (tmp_path / "handout").exists()
