@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ASSIGNMENTS, ENV, SOLUTIONS, with_ctrl_c
-from test_watch_screen import Terminal
+from helpers import ENV, with_ctrl_c
+from test_watch_screen import Terminal, work_folder
 
 BOUND = 1.0  # seconds from Ctrl-C until everything has ended (issue 47)
 SETTLE = 300  # seconds to reach the state Ctrl-C is pressed in, on a loaded machine
@@ -74,17 +74,6 @@ def busy_machine():
     for hog in hogs:
         hog.kill()
         hog.wait()
-
-
-def work_folder(tmp_path: Path) -> Path:
-    """The numpy exercises done, the GPT-2 ones still stubs, as in the watch screen's test."""
-    folder = tmp_path / "work"
-    folder.mkdir()
-    for stub in ASSIGNMENTS.glob("*.py"):
-        shutil.copy(stub, folder)
-    for module in ("softmax", "lookup", "attention"):
-        shutil.copy(SOLUTIONS / f"{module}.py", folder)
-    return folder
 
 
 def wait_for(state, terminal: Terminal, what: str):

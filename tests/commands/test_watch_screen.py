@@ -106,14 +106,20 @@ def _state(pid: int) -> str:
     return "; ".join([*shown, f"wchan: {wchan}"])
 
 
-@pytest.fixture
-def watched(tmp_path):
+def work_folder(tmp_path: Path) -> Path:
+    """The learner's folder: the three numpy exercises done, the GPT-2 ones still stubs."""
     folder = tmp_path / "work"
     folder.mkdir()
     for stub in ASSIGNMENTS.glob("*.py"):
         shutil.copy(stub, folder)
     for module in ("softmax", "lookup", "attention"):
         shutil.copy(SOLUTIONS / f"{module}.py", folder)
+    return folder
+
+
+@pytest.fixture
+def watched(tmp_path):
+    folder = work_folder(tmp_path)
     env = {name: value for name, value in os.environ.items() if name not in ("COLUMNS", "LINES")}
     terminal = Terminal([sys.executable, "-m", "grader.cli", "check", "--watch", str(folder)],
                         {**env, "TERM": "xterm-256color", "XDG_STATE_HOME": str(tmp_path / "state"),
