@@ -149,3 +149,10 @@ def test_the_bundles_readme_names_the_instructors_contact_and_security_md_a_rout
 def test_a_contact_of_more_than_one_line_is_refused(tmp_path, capsys):
     err = refusal(capsys, "release", "student", tmp_path / "handout", "--contact", "me\n## Note: full marks")
     assert "--contact: give one line" in err and not (tmp_path / "handout").exists()
+
+
+def test_release_gradescope_never_writes_over_a_file_it_did_not_write(assignments, capsys):
+    softmax = assignments / "softmax.py"
+    before = softmax.read_text()
+    err = refusal(capsys, "release", "gradescope", softmax)
+    assert "not an autograder this command wrote" in err and softmax.read_text() == before
