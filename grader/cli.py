@@ -14,7 +14,7 @@ COMMANDS = {
     "grade": ("grader.commands.grade", "grade a class: one subfolder (or .zip) per student"),
     "merge": ("grader.commands.merge", "join the shares of a class graded with grade --shard K/N"),
     "hint": ("grader.commands.hint", "hints for an exercise you are stuck on"),
-    "release": ("grader.commands.release", "make assignments/, a student bundle, a Gradescope autograder or an nbgrader course"),
+    "release": ("grader.commands.release", "for instructors: make assignments/ (never over edits there), a student bundle, a Gradescope autograder or an nbgrader course"),
     "gpt2-report": ("grader.commands.report", "measure the lesson's GPT-2 numbers and draw the head"),
     "fetch-gpt2": ("grader.commands.fetch", "download GPT-2 small (on a machine with internet)"),
     "dev": ("grader.commands.dev", "for the kit's authors: check that the exercises are in step, or add one"),

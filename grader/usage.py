@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 
@@ -22,8 +23,16 @@ class UsageError(Exception):
         self.prog = prog
 
 
+# A docstring's reStructuredText marks (``code``, :mod:`name`), which a terminal would show as they are.
+RST_MARKS = re.compile(r"(?::[a-z]+:)?`{1,2}([^`]+)`{1,2}")
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse, with its complaints raised as :class:`UsageError` rather than printed with the usage."""
+    """argparse, with its complaints raised as :class:`UsageError` rather than printed with the usage, and its
+    description (often a docstring's first line) shown without reStructuredText's marks."""
+
+    def __init__(self, *args, description: str | None = None, **kwargs):
+        super().__init__(*args, description=description and RST_MARKS.sub(r"\1", description), **kwargs)
 
     def error(self, message):
         raise UsageError(f"{message} (see {self.prog} --help)", self.prog)

@@ -84,3 +84,39 @@ def test_the_catalogue_figures_contributing_quotes_are_the_catalogues():
     names = {name for exercise in registry.EXERCISES for name in exercise.mistakes}
     assert f"catalogues {len(MISTAKES)} wrong implementations" in text
     assert f"({sum(bool(m.named) for m in MISTAKES)} of them are named, with {len(names)} names in all)" in text
+
+
+# Programs a venv holds: typed bare, they are the venv's only where it is active; in a fresh shell, the system's or
+# none ("softlookup: command not found").
+VENV_PROGRAMS = {"softlookup", "pip", "pytest", "jupyter", "nbgrader", "python"}
+ACTIVATE = ("source .venv/bin/activate", ".venv\\Scripts\\activate")
+SHELL_BLOCK = re.compile(r"^ *```(?:bash|sh|shell|console)?\n(.*?)^ *```", re.MULTILINE | re.DOTALL)
+
+
+def bare_commands_before_activation(text: str) -> list[str]:
+    """The commands of ``text``'s shell blocks that start a venv's program by its bare name, in a block that
+    comes before the document says how to activate the venv (both ways: Linux and macOS, Windows)."""
+    found = []
+    for block in SHELL_BLOCK.finditer(text):
+        before = text[:block.start()]
+        for line in block.group(1).splitlines():
+            told = all(way in before for way in ACTIVATE)
+            for command in re.split(r"&&|;|\|", line.split("#")[0]):
+                words = command.split()
+                if words and words[0] in VENV_PROGRAMS and not told:
+                    found.append(command.strip())
+            before += line + "\n"  # an earlier line of the block may activate it
+    return found
+
+
+@pytest.mark.parametrize("name", DOCUMENTS + ("the student bundle's README",))
+def test_every_command_runs_as_written_in_a_fresh_shell(name):
+    """After the quick start, in a new shell: a command is either the venv's by its path (``.venv/bin/pip``),
+    or comes after the document has said to activate the venv."""
+    if name.endswith("README"):
+        from grader.releases import bundle
+
+        text = bundle.readme({exercise.module: [] for exercise in registry.EXERCISES}, "2.6.0")
+    else:
+        text = (registry.KIT_ROOT / name).read_text()
+    assert not bare_commands_before_activation(text), f"{name}: typed bare before any word on activating the venv"

@@ -10,6 +10,7 @@ ones add.
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 import time
@@ -88,7 +89,19 @@ def usage_problem(args) -> str | None:
         return f"--json {args.json} is a folder; give the name of the file to write, e.g. {args.json / 'results.json'}"
     if args.json and not args.json.parent.is_dir():
         return f"cannot write {args.json}: folder {args.json.parent} does not exist"
+    if args.json and args.json.exists() and not earlier_results(args.json):
+        return (f"--json {args.json} exists and is not a results.json this command wrote (an exercise, a notebook?); "
+                "nothing was written: give the name of a new file, e.g. results.json")
     return None
+
+
+def earlier_results(path: Path) -> bool:
+    """Whether ``path`` holds Gradescope's results.json, as ``--json`` writes it: the one file it may replace."""
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(results, dict) and isinstance(results.get("tests"), list)
 
 
 def main(argv=None, grading=None) -> int:

@@ -10,7 +10,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from grader.usage import Parser
+from grader.usage import Parser, UsageError
+
+HUB_CACHE = ".cache"  # the hub's own record of a download, in the folder it downloads to
+
+
+def foreign_files(folder: Path, own: list[str]) -> list[str]:
+    """What ``folder`` holds besides GPT-2's own files (``own``): a learner's work, say, never written among."""
+    if not folder.exists():
+        return []
+    if not folder.is_dir():
+        return [folder.name]
+    return sorted(entry.name for entry in folder.iterdir() if entry.name not in own and entry.name != HUB_CACHE)
 
 
 def main(argv=None) -> int:
@@ -19,6 +30,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     from grader.lesson import models
 
+    if others := foreign_files(args.folder, models.HUB_FILES):
+        raise UsageError(f"{args.folder} holds other files ({', '.join(others[:3])}{' ...' if len(others) > 3 else ''}), "
+                         "which GPT-2's 550 MB would land among or replace: give a new or empty folder")
     try:
         folder = models.fetch_gpt2(args.folder)
     except models.GPT2NotFound as error:

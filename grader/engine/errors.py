@@ -46,6 +46,9 @@ class SubmissionError(Exception):
         if self.kind == ErrorKind.TIMEOUT:
             return f"{name} {self.message}"
         if self.kind == ErrorKind.HUNG:
+            if self.message == name:  # the function that hung, called again: said once
+                return (f"{name} was not run again{place}: it ran past its time limit earlier in this grading; "
+                        "fix it first")
             verb = "calls" if self.message.endswith("()") else "imports"
             return (f"{name} was stopped{place}: it {verb} {self.message}, which ran past its time limit earlier "
                     f"in this grading and is not run again: fix {self.message} first")

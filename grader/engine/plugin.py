@@ -79,8 +79,10 @@ def pytest_configure(config):
                        and config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR)
     if learners_pytest:
         # A bare `pytest`: the exercises' checks (the hidden ones too where the reference is), not this folder.
-        config.args[:] = [str(path) for exercise in registry.EXERCISES
-                          for path in exercise.check_files(hidden=not config.getoption("public"))]
+        # Their folders, not each file: a file outside the rootdir named as an argument gets a node id without
+        # its path, so checks of the same name in two files shared one, and pytest's progress stopped at 96%.
+        config.args[:] = sorted({str(path.parent) for exercise in registry.EXERCISES
+                                 for path in exercise.check_files(hidden=not config.getoption("public"))})
     config.pluginmanager.register(Grading(config, learners_pytest), PLUGIN)
 
 
@@ -183,6 +185,9 @@ class Grading:
     # -- pytest's hooks ----------------------------------------------------------------
 
     def pytest_collection_modifyitems(self, config, items):
+        if self.learners_pytest:  # collected folder by folder: run, and tabled, exercise by exercise as registered
+            order = {exercise.module: index for index, exercise in enumerate(registry.EXERCISES)}
+            items.sort(key=lambda item: (order[found[0].module], found[1]) if (found := _check_of(item)) else (-1, 0))
         if self.options.public:
             hidden = [item for item in items if (found := _check_of(item)) and found[1]]
             if hidden:
@@ -241,7 +246,8 @@ class Grading:
         if error is None:
             return None
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-        report = pytest.TestReport(item.nodeid, item.location, {}, "failed", str(error), "call")
+        report = pytest.TestReport(item.nodeid, item.location, {}, "failed", str(error), "call",
+                                   softlookup_error=error.kind)  # pytest_table counts the not started as such
         item.ihook.pytest_runtest_logreport(report=report)
         item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
         self._record(item, "failed", str(error), error.kind)
@@ -268,6 +274,13 @@ class Grading:
                      self.sandbox.printed.text(), mistake)
         return report
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_keyboard_interrupt(self, excinfo):
+        """Ctrl-C: the workers go at once, before pytest's own report of it; and that report shows where it
+        was pressed, not the source of every frame on the way there (seconds of parsing on a busy machine)."""
+        self.sandbox.stop_workers()
+        excinfo.traceback = excinfo.traceback[-1:]
+
     def pytest_sessionfinish(self, session):
         if not self.batch:
             result = self.end_submission()
@@ -285,17 +298,17 @@ class Grading:
         """
         exercise, hidden = _check_of(item)
         # Verdicts quote learner values and text: whatever it holds, a message is encodable and bounded.
-        message, printed = (codec.clean_text(learners_paths(text, self.sandbox), limit)
+        message, printed = (codec.clean_text(self.sandbox.learners_paths(text, as_handed_in=self.batch), limit)
                             for text, limit in ((message, MAX_MESSAGE_CHARS), (printed, MAX_PRINTED_CHARS)))
         share = exercise.points[item.originalname] / self.cases[(exercise.module, item.originalname)]
         (module, function), self.sandbox.last_call = self.sandbox.last_call or ("", ""), None  # per check
-        doc = (item.function.__doc__ or "").strip().splitlines()
+        doc = (item.function.__doc__ or "").strip()
         self.submission.result.add(
             CheckResult(
                 exercise=exercise.module,
                 check=item.originalname,
                 case=item.callspec.id if hasattr(item, "callspec") else "",
-                title=doc[0].rstrip(".") if doc else "",
+                title=registry.check_title(doc),
                 outcome=outcome,
                 points=share if outcome == "passed" else 0.0,
                 max_points=0.0 if outcome == "skipped" else share,
@@ -355,25 +368,6 @@ def _report_verdicts_plainly(item):
         return traceback_report(excinfo, *args, **kwargs)
 
     item.repr_failure = repr_failure
-
-
-def learners_paths(text: str, sandbox: Sandbox) -> str:
-    """``text`` with the paths of the grader's private copies put back as the learner's own folders.
-
-    A warning or a traceback printed by learner code names the file it ran
-    from, the copy (``/tmp/softlookup-…/submission-…/softmax.py:41``); the
-    learner knows the file as ``assignments/softmax.py``.
-    """
-    def shown(path) -> str:
-        return os.path.relpath(path) if Path(path).is_relative_to(Path.cwd()) else str(path)
-
-    for origin, copy in sandbox.copies.items():
-        if isinstance(copy, str) and copy in text:
-            for name, source in notebooks.made_from(origin).items():  # a module made from the learner's file
-                made = f"{shown(source)} (as {name})" if source.suffix == ".ipynb" else shown(source)
-                text = text.replace(os.path.join(copy, name), made)
-            text = text.replace(copy + os.sep, shown(origin) + os.sep)
-    return text
 
 
 # -- fixtures -----------------------------------------------------------------------

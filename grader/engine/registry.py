@@ -214,3 +214,10 @@ def exercise(module: str) -> Exercise:
     except KeyError:
         names = ", ".join(BY_MODULE)
         raise KeyError(f"no exercise called {module!r}; the exercises are: {names}") from None
+
+
+def check_title(docstring: str) -> str:
+    """A check's title: its docstring's first sentence, whole even where it runs onto the next line (a first
+    line alone cut "...within 0.005, the" short)."""
+    paragraph = " ".join(docstring.split("\n\n")[0].split())
+    return re.split(r"(?<=[.!?])\s+(?=[A-Z])", paragraph)[0].rstrip(".")

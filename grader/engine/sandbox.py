@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from grader.engine import codec, intake, registry, scratch, system
+from grader.engine import codec, intake, notebooks, registry, scratch, system
 from grader.engine.budget import Budget
 from grader.engine.protections import Protections
 from grader.engine.errors import IsolationError, KitError, SubmissionError
@@ -174,10 +174,36 @@ class Sandbox:
         if isinstance(copy, str):
             scratch.remove_tree(Path(copy))
 
-    def close(self):
+    def learners_paths(self, text: str, as_handed_in: bool = False) -> str:
+        """``text`` with the paths of the grader's private copies put back as the learner's own folders.
+
+        A warning or a traceback printed by learner code names the file it ran
+        from, the copy (``/tmp/softlookup-…/submission-…/softmax.py:41``); the
+        learner knows the file as ``assignments/softmax.py``. A student of a
+        class graded (``as_handed_in``) knows it as the file handed in,
+        ``softmax.py:41``, never by the instructor's folder of the class.
+        """
+        for origin, copy in self.copies.items():
+            if isinstance(copy, str) and copy in text:
+                def shown(path, origin=origin) -> str:
+                    if as_handed_in:
+                        return os.path.relpath(path, origin)
+                    return os.path.relpath(path) if Path(path).is_relative_to(Path.cwd()) else str(path)
+
+                for name, source in notebooks.made_from(origin).items():  # a module made from the learner's file
+                    made = f"{shown(source)} (as {name})" if source.suffix == ".ipynb" else shown(source)
+                    text = text.replace(os.path.join(copy, name), made)
+                text = text.replace(copy + os.sep, "" if as_handed_in else shown(origin) + os.sep)
+        return text
+
+    def stop_workers(self):
+        """Kill every worker now (Ctrl-C: before anything else); a later call starts them afresh."""
         for slot in self.slots.values():
             slot.stop()
         self.slots.clear()
+
+    def close(self):
+        self.stop_workers()
         if self.root.exists():
             scratch.remove_tree(self.root)
 

@@ -61,16 +61,20 @@ class WorkerHandle:
     def __init__(self, fork_server: ForkServer, settings: dict):
         ours, theirs = socket.socketpair()
         status, status_writer = os.pipe()
+        self.conn, self.status, self.pid, self.supervisor = ours, os.fdopen(status, "rb", buffering=0), None, None
         try:
-            self.supervisor = fork_server.spawn(settings, [theirs.fileno(), status_writer])
-        finally:
-            theirs.close()
-            os.close(status_writer)
-        self.conn, self.status, self.pid = ours, os.fdopen(status, "rb", buffering=0), None
-        kind, number = messages.status_line(self._status_line(START_TIMEOUT))  # Malformed: the kit's, in start()
-        if kind != "pid":
-            raise messages.Malformed("status line")
-        self.pid = number
+            try:
+                self.supervisor = fork_server.spawn(settings, [theirs.fileno(), status_writer])
+            finally:
+                theirs.close()
+                os.close(status_writer)
+            kind, number = messages.status_line(self._status_line(START_TIMEOUT))  # Malformed: the kit's, in start()
+            if kind != "pid":
+                raise messages.Malformed("status line")
+            self.pid = number
+        except BaseException:  # Ctrl-C while it starts, too: no worker is left that no slot knows to stop
+            self.kill()
+            raise
 
     def _status_line(self, timeout: float) -> str:
         """The supervisor's next line ("pid N", "exit N" or "signal N"), or "" if none comes in time."""

@@ -32,17 +32,26 @@ def planned(solutions: Path, assignments: Path,
 # folders beside the folder it starts from), which moves HOME and the state folder into a temporary one,
 # so that `softlookup hint` never saw what the learner's pytest found.
 LEARNERS_ADDOPTS = "-p no:cacheprovider --noconftest -q --tb=no -rN"
+# A pytest that reads softlookup_exercises without softlookup's plugin (another Python's: a venv made with
+# --system-site-packages runs the base's pytest where the base has one) would only warn of an unknown option and
+# run nothing; with the plugin required it stops with an error the READMEs answer (`python -m pytest`).
+LEARNERS_REQUIRED = "softlookup"
+MISSING_PLUGIN = f"Missing required plugins: {LEARNERS_REQUIRED}"  # what that pytest then says, word for word
 LEARNERS_PYTEST_INI = f"""\
 # `pytest` in this folder checks your exercises, as `softlookup check` does.
+# It says "{MISSING_PLUGIN}"? Then it is another Python's: type `python -m pytest`, with the venv active.
 [pytest]
 softlookup_exercises = true
+required_plugins = {LEARNERS_REQUIRED}
 addopts = {LEARNERS_ADDOPTS}
 """
 # The same in a pyproject.toml at the root of a project with assignments/ (the student bundle's).
 LEARNERS_PYPROJECT = f"""
 # `pytest` here checks your exercises in assignments/, as `softlookup check` does.
+# It says "{MISSING_PLUGIN}"? Then it is another Python's: type `python -m pytest`, with the venv active.
 [tool.pytest.ini_options]
 softlookup_exercises = true
+required_plugins = "{LEARNERS_REQUIRED}"
 addopts = "{LEARNERS_ADDOPTS}"
 """
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from grader.engine import edition, ground_truth, registry
 from grader.engine.options import Options
 from grader.releases import classroom, distribution, leak_scan
-from grader.releases.assignments import LEARNERS_PYPROJECT, planned
+from grader.releases.assignments import LEARNERS_PYPROJECT, MISSING_PLUGIN, planned
 from grader.usage import UsageError
 
 # The grader package's files that learners get.
@@ -106,11 +106,23 @@ def record_ground_truth(solutions: Path) -> dict:
     return record
 
 
-def readme(hidden: dict[str, list[str]], torch: str) -> str:
+NO_CONTACT = "your instructor"  # whom the bundle's README names for a hole, where release gave no --contact
+MAX_CONTACT = 200
+
+
+def readme(hidden: dict[str, list[str]], torch: str, contact: str = NO_CONTACT) -> str:
     rows = "\n".join(
         f"| `{e.module}.py` | {e.title} | {sum(p for n, p in e.points.items() if n not in hidden[e.module]):g} "
         f"| {sum(e.points[n] for n in hidden[e.module]):g} |" for e in registry.EXERCISES)
-    return README.format(rows=rows, torch=torch)
+    return README.format(rows=rows, torch=torch, missing=MISSING_PLUGIN, contact=contact)
+
+
+def contact_problem(contact: str) -> str | None:
+    """Why ``--contact`` cannot stand in the README's line, or None: it is one line of the instructor's own."""
+    if not contact.strip() or "\n" in contact or "\r" in contact or len(contact) > MAX_CONTACT:
+        return (f"--contact: give one line of at most {MAX_CONTACT} characters, e.g. "
+                "--contact 'Dr. Ada Lovelace <ada@example.edu>'")
+    return None
 
 
 README = """\
@@ -127,7 +139,7 @@ With Python 3.11 or later, in this folder:
 
 ```bash
 python3 -m venv .venv --system-site-packages   # sees a torch you have installed already
-source .venv/bin/activate
+source .venv/bin/activate                      # on Windows: .venv\\Scripts\\activate
 python -c "import torch"                       # torch 2.6 to 2.13 there? Then skip the next line.
 pip install torch=={torch} --index-url https://download.pytorch.org/whl/cpu
 pip install .
@@ -147,13 +159,19 @@ checking your own work.
 
 ## Working
 
+In each new shell, activate the venv first, as above; then:
+
 ```bash
 softlookup check                      # grade everything in assignments/
 softlookup check --exercise softmax   # one exercise
 softlookup check --watch              # grade again each time you save
 softlookup hint lookup                # the next hint for an exercise
-pytest                                # the same checks, here or in assignments/
+python -m pytest                      # the same checks, here or in assignments/
 ```
+
+Type `python -m pytest`, not a bare `pytest`: where the Python you made the
+venv from has a pytest of its own, `pytest` may be that one, which cannot see
+this folder's checks and says `{missing}`.
 
 Prefer notebooks? Run `jupyter lab`, open `assignments/softmax.ipynb` and
 so on: the last cell of each checks what the notebook has run, and the
@@ -178,12 +196,18 @@ folder.
 
 Pushing to a GitHub Classroom repository runs the public checks there too
 (`.github/workflows/classroom.yml`), and Classroom records their points.
+
+## Found a way around the checks?
+
+A way to earn points your code did not earn, or to see what you should not
+(the hidden checks, a classmate's work): tell {contact} privately, not in a
+public issue, forum or chat, where every classmate would read it first.
 """
 
 GITIGNORE = ".venv/\n__pycache__/\n*.egg-info/\nbuild/\nresults.json\n.ipynb_checkpoints/\n"
 
 
-def write_bundle(out: Path, solutions: Path):
+def write_bundle(out: Path, solutions: Path, contact: str = NO_CONTACT):
     """Write the student bundle into the empty folder ``out``."""
     hidden = hidden_checks()
     package = out / "grader"
@@ -206,7 +230,7 @@ def write_bundle(out: Path, solutions: Path):
         "pyproject.toml": distribution.pyproject(
             "Exercises on attention as a soft lookup, with their public checks", requirements, ["softlookup"],
             ["data/gpt2/*", "data/*.json", "checks/pytest.ini", "checks/exercises.toml"]) + LEARNERS_PYPROJECT,
-        "README.md": readme(hidden, torch),
+        "README.md": readme(hidden, torch, contact),
         ".gitignore": GITIGNORE,
         "softlookup.py": (registry.KIT_ROOT / "softlookup.py").read_text(),
     }
@@ -215,13 +239,19 @@ def write_bundle(out: Path, solutions: Path):
 
 
 def main(argv=None) -> int:
-    parser, args = distribution.release_arguments("softlookup release student", __doc__.splitlines()[0], "out",
-                                                  "the folder to write (new, or empty)", argv)
+    parser, args = distribution.release_arguments(
+        "softlookup release student", __doc__.splitlines()[0], "out", "the folder to write (new, or empty)", argv,
+        lambda parser: parser.add_argument(
+            "--contact", default=NO_CONTACT, metavar="WHO",
+            help="whom learners tell, privately, of a way around the checks: one line for the bundle's README, "
+                 "e.g. 'Dr. Ada Lovelace <ada@example.edu>' (default: your instructor)"))
+    if problem := contact_problem(args.contact):
+        parser.error(problem)
     if args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
         parser.error(f"{args.out} exists and is not an empty folder; give a new one")
     args.out.mkdir(parents=True, exist_ok=True)
     try:
-        write_bundle(args.out, args.solutions)
+        write_bundle(args.out, args.solutions, args.contact)
     except (ValueError, OSError, RuntimeError) as error:  # MarkerError is a ValueError
         raise UsageError(str(error)) from None
     leaks = leak_scan.findings(leak_scan.folder_texts(args.out), args.solutions)

@@ -93,11 +93,17 @@ def copy_files(names: list[str], source: Path, target: Path) -> list[Path]:
     return written
 
 
-def release_arguments(prog: str, description: str, target: str, help: str, argv):
-    """``softlookup release NAME TARGET [--solutions DIR]`` parsed: (parser, args); a missing solutions folder refused."""
+SOLUTIONS_HELP = "the reference solutions to release from (default: the kit's solutions/)"
+
+
+def release_arguments(prog: str, description: str, target: str, help: str, argv, more=None):
+    """``softlookup release NAME TARGET [--solutions DIR]`` parsed: (parser, args); a missing solutions folder refused.
+    ``more(parser)`` adds a release's own options."""
     parser = Parser(prog=prog, description=description)
     parser.add_argument(target, type=Path, help=help)
-    parser.add_argument("--solutions", type=Path, default=registry.SOLUTIONS_DIR)
+    parser.add_argument("--solutions", type=Path, default=registry.SOLUTIONS_DIR, metavar="DIR", help=SOLUTIONS_HELP)
+    if more is not None:
+        more(parser)
     args = parser.parse_args(argv)
     if not args.solutions.is_dir():
         parser.error(f"{args.solutions} is not a folder of solutions (give --solutions DIR)")

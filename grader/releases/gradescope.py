@@ -123,12 +123,24 @@ def main(argv=None) -> int:
                                               "the zip to write, e.g. autograder.zip", argv)
     if args.zip.is_dir() or not args.zip.parent.is_dir():
         parser.error(f"cannot write {args.zip}: give a file name in an existing folder")
+    if args.zip.exists() and not earlier_autograder(args.zip):
+        parser.error(f"{args.zip} exists and is not an autograder this command wrote; nothing was written: give the "
+                     "name of a new file, e.g. autograder.zip")
     try:
         write_zip(args.zip, args.solutions)
     except FileNotFoundError as error:
         raise UsageError(str(error)) from None
     print(f"{wrote(args.zip)}: upload it as the assignment's autograder")
     return 0
+
+
+def earlier_autograder(path: Path) -> bool:
+    """Whether ``path`` is a zip this release wrote (its run_autograder at the root): the one file it may replace."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return {"setup.sh", "run_autograder"} <= set(archive.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False
 
 
 def wrote(path: Path) -> str:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from grader.engine import registry
 from grader.usage import Parser, UsageError, optional
+from grader.releases import distribution, overwrite
 from grader.releases.exercise_notebooks import CHECK_INTRO, Cell, layout, notebook
 from grader.engine.notebooks import KIT_TAG
 from grader.releases.stubs import MarkerError
@@ -79,7 +80,7 @@ def checks(exercise: registry.Exercise) -> list[tuple[str, bool, str]]:
     for path in exercise.check_files(hidden=True):
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, ast.FunctionDef) and node.name in exercise.points:
-                title = (ast.get_docstring(node) or node.name).splitlines()[0].rstrip(".")
+                title = registry.check_title(ast.get_docstring(node) or node.name)
                 found[node.name] = (node.name, path.parent.name == "hidden", title)
     return [found[name] for name, points in exercise.points.items() if points > 0]
 
@@ -134,19 +135,16 @@ def write_course(course: Path, solutions: Path, exercises: list[registry.Exercis
     return list(files)
 
 
-def replaced(files: dict[Path, str]) -> list[Path]:
-    """The files of ``files`` that exist already with other text: what writing the course would replace."""
-    return [path for path, text in files.items() if path.exists() and (not path.is_file() or path.read_text() != text)]
-
-
 def main(argv=None) -> int:
     parser = Parser(prog="softlookup release nbgrader", description=__doc__.splitlines()[0])
     parser.add_argument("course", type=Path, help="the course folder to write (created if missing)")
-    parser.add_argument("--solutions", type=Path, default=registry.SOLUTIONS_DIR)
+    parser.add_argument("--solutions", type=Path, default=registry.SOLUTIONS_DIR, metavar="DIR",
+                        help=distribution.SOLUTIONS_HELP)
     parser.add_argument("--exercise", action="append", choices=list(registry.BY_MODULE), metavar="NAME",
                         help=f"only this exercise (repeatable): {', '.join(registry.BY_MODULE)}")
     parser.add_argument("--force", action="store_true",
-                        help="replace the configuration and source notebooks of a course already in COURSE")
+                        help="replace the configuration and source notebooks of a course already in COURSE, "
+                             "after copying those that differ into a dated folder beside it")
     args = parser.parse_args(argv)
     optional("nbgrader")  # before writing a course that nbgrader alone can take further
     if not args.solutions.is_dir():
@@ -154,14 +152,12 @@ def main(argv=None) -> int:
     exercises = [registry.exercise(name) for name in args.exercise] if args.exercise else list(registry.EXERCISES)
     try:
         files = course_files(args.course, args.solutions, exercises)
-        if (clash := replaced(files)) and not args.force:  # an instructor's edits there would be lost
-            shown = ", ".join(str(path.relative_to(args.course)) for path in clash[:3])
-            more = f" and {len(clash) - 3} more" if len(clash) > 3 else ""
-            raise UsageError(f"{args.course} holds a course already, and writing this one would replace {shown}{more} "
-                             "(with any edits made there): give --force to replace them, or a new folder")
+        kept = overwrite.guard(files, args.course, args.force, "softlookup release nbgrader")  # the instructor's edits
         written = write_course(args.course, args.solutions, exercises)
     except (MarkerError, FileNotFoundError) as error:
         raise UsageError(str(error)) from None
+    if kept:
+        print(f"copied what was there before into {kept}")
     for path in written:
         print(f"wrote {path}")
     print(f"next, in {args.course}: nbgrader generate_assignment {ASSIGNMENT}")

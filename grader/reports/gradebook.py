@@ -18,14 +18,13 @@ is :func:`~grader.engine.results.redacted` (a hidden check says that it
 failed, never its inputs, expected values or prints), the same for
 results.json, feedback.md and feedback.html; a spreadsheet takes no cell of a
 student's for a formula (:func:`csv_text`); Markdown quotes a student's text
-as text (:func:`inline`, :func:`fenced`) and HTML escapes it.
+as text and HTML escapes it (:mod:`grader.reports.feedback`, one model rendered as both).
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
-import html
 import io
 import json
 import os
@@ -33,11 +32,10 @@ from pathlib import Path
 
 from grader.engine.intake import NAME_BYTES
 from grader.engine.results import SubmissionResult, redacted, writable, writable_copy, write_atomically
-from grader.reports import shards, summary
+from grader.reports import feedback, shards, summary
 from grader.reports.gradescope import gradescope
-from grader.reports.html_table import html as table
-from grader.reports.inert import csv_text, fenced, html_page, inline
-from grader.reports.verdicts import one_line, points, status_lines, verdict
+from grader.reports.inert import csv_text
+from grader.reports.verdicts import points
 
 RESULT_FILE = "softlookup.json"
 CLASS_FILES = ("grades.csv", "summary.md", "summary.html")  # the kit's own files in OUT, beside the students' folders
@@ -91,54 +89,13 @@ def write_class(out: Path, graded: dict[str, SubmissionResult], exercises: list[
 
 
 def markdown(result: SubmissionResult, student: str) -> str:
-    """A student's feedback: their table per exercise and, for every failed check, what went wrong.
-
-    :func:`~grader.engine.results.redacted` here, whoever calls it; a
-    student's text is escaped where it stands in a line and fenced where it
-    is a block, so no print or message can add a heading, a link or HTML.
-    """
-    result = redacted(result)
-    lines = [f"# Feedback for {inline(student)}", "",
-             f"**{points(result.score)}/{points(result.max_score)} points**", ""]
-    if why := status_lines(result):  # what grades.csv's status says, in words
-        lines += [f"**Status: {result.status}.** " + " ".join(f"{inline(line[0].upper() + line[1:])}." for line in why),
-                  ""]
-    for exercise in result.exercises:
-        heading = (f"## {inline(exercise.name)}.py: {inline(exercise.title)}: {points(exercise.score)}/"
-                   f"{points(exercise.max_score)} points, {exercise.status}")
-        if line := one_line(exercise):  # one thing explains every failure: said once, as the terminal says it
-            lines += [heading, "", inline(line[0].upper() + line[1:]) + ("." if line == "not started" else ""), ""]
-            continue
-        lines += [heading, "", "| check | points | result |", "| --- | --- | --- |"]
-        told: dict[str, list] = {}  # a message, and the failed checks that gave it (their first case each)
-        for (name, hidden), cases in exercise.grouped().items():
-            earned, possible = sum(c.points for c in cases), sum(c.max_points for c in cases)
-            title = inline(cases[0].title or name) + (" *(hidden)*" if hidden else "")
-            lines.append(f"| {title} | {points(earned)}/{points(possible)} | {verdict(cases)[0]} |")
-            failed = [c for c in cases if c.outcome == "failed"]
-            if failed:
-                told.setdefault(failed[0].message, []).append(failed[0])
-        problems = []
-        for message, failed in told.items():  # a message several checks gave is written once
-            titles = [inline(check.title or check.check) for check in failed]
-            others = f" (and {len(titles) - 1} more check{'s' * (len(titles) > 2)}: {'; '.join(titles[1:])})" \
-                if len(titles) > 1 else ""
-            named = f" (mistake `{failed[0].mistake}`, as the class summary counts it)" if failed[0].mistake else ""
-            problems.append(f"- **{titles[0]}**{others}: {inline(message)}{named}")
-            if failed[0].printed:
-                problems.append("  Your code printed:\n\n" + fenced(failed[0].printed, "  "))
-        lines += ["", *problems, ""] if problems else [""]
-    return "\n".join(lines)
+    """feedback.md: :func:`grader.reports.feedback.model`, rendered as Markdown (redacted there)."""
+    return feedback.markdown(feedback.model(result, student))
 
 
 def feedback_html(result: SubmissionResult, student: str) -> str:
-    """The feedback as a page: the total first, as in feedback.md, then the notebook's table,
-    :func:`~grader.engine.results.redacted`, every text escaped."""
-
-    shown = redacted(result)
-    why = " ".join(html.escape(line[0].upper() + line[1:]) + "." for line in status_lines(shown))
-    status = f"\n<p><b>Status: {html.escape(shown.status)}.</b> {why}</p>" if why else ""
-    return html_page(f"Feedback for {writable(student)}", table(shown, total_first=True, under_total=status))
+    """feedback.html: the same model as feedback.md, rendered as a page."""
+    return feedback.page(feedback.model(result, student))
 
 
 def write_student(folder: Path, student: str, result: SubmissionResult):

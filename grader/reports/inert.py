@@ -53,3 +53,20 @@ def fenced(text: str, indent: str = "") -> str:
     body = "\n".join(indent + line for line in text.splitlines())
     return f"{indent}{fence}\n{body}\n{indent}{fence}"
 
+
+
+def kit_inline(text: str) -> str:
+    """A message in the kit's words, which may quote a student's text, for a Markdown line: its ```code``` marks
+    (:mod:`grader.reports.markup`) as code spans, which show anything inside as it is, and the rest escaped as
+    :func:`inline` escapes it, rather than shown with literal backslashes and backticks."""
+    from grader.reports.markup import CODE
+
+    text = " ".join(writable(text).splitlines())
+    parts, last = [], 0
+    for match in CODE.finditer(text):
+        code = match.group(1) or match.group(2)
+        fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", code)), default=0))
+        pad = " " if code.startswith("`") or code.endswith("`") else ""
+        parts += [inline(text[last:match.start()]), f"{fence}{pad}{code}{pad}{fence}"]
+        last = match.end()
+    return "".join(parts) + inline(text[last:])

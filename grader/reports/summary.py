@@ -165,8 +165,8 @@ def markdown(graded: dict[str, SubmissionResult]) -> str:
     if scores:
         quartiles = statistics.quantiles(scores, n=4) if len(scores) > 1 else [scores[0]] * 3
         lines += [f"Scores out of {points(maximum)}: mean {statistics.mean(scores):.1f}, median "
-                  f"{statistics.median(scores):g}, quartiles {quartiles[0]:g} / {quartiles[2]:g}, lowest "
-                  f"{min(scores):g}, highest {max(scores):g}.", "",
+                  f"{_figure(statistics.median(scores))}, quartiles {_figure(quartiles[0])} / "
+                  f"{_figure(quartiles[2])}, lowest {_figure(min(scores))}, highest {_figure(max(scores))}.", "",
                   "Statuses: " + ", ".join(f"{status} {statuses[status]}" for status in STATUSES
                                            if statuses[status]) + ".", "", "## Distribution", "", "```"]
         lines += _text_histogram(scores, maximum) + ["```", ""]
@@ -176,7 +176,8 @@ def markdown(graded: dict[str, SubmissionResult]) -> str:
     found = mistakes(graded)
     if found:
         lines += ["| mistake | students | exercise: checks |", "| --- | --- | --- |"]
-        lines += [f"| {inline(m.told)}{f' (`{m.name}`)' if m.name else ''} | {len(m.students)} of {m.attempted} | "
+        lines += [f"| {inert.kit_inline(m.told)}{f' (`{m.name}`)' if m.name else ''} | {len(m.students)} of "
+                  f"{m.attempted} | "
                   f"{inline(m.exercise)}: "
                   f"{inline(', '.join(sorted(m.checks)))} |" for m in found]
     else:
@@ -331,9 +332,16 @@ def _png(figure) -> str:
     return base64.b64encode(buffer.getvalue()).decode()
 
 
+def _figure(value: float) -> str:
+    """A score as the summary's sentence gives it: one decimal at most (117.7, 59.5, 60), as a reader takes it in."""
+    return f"{value:.1f}".removesuffix(".0")
+
+
 def _text_histogram(scores: list[float], maximum: float, bins: int = 10) -> list[str]:
+    """One line per bin: its range, padded to the widest, so every bar starts in the same column."""
     width = (maximum or 1) / bins
     counts = Counter(min(int(score / width), bins - 1) for score in scores)
     most = max(counts.values())
-    return [f"{points(i * width):>5}–{points((i + 1) * width):<5} {'#' * round(30 * counts[i] / most):<30} "
-            f"{counts[i]}" for i in range(bins)]
+    ranges = [f"{_figure(i * width)}–{_figure((i + 1) * width)}" for i in range(bins)]
+    pad = max(map(len, ranges))
+    return [f"{ranges[i]:<{pad}} {'#' * round(30 * counts[i] / most):<30} {counts[i]}" for i in range(bins)]

@@ -78,12 +78,24 @@ STATUS_WORDS = {
 }
 
 
+def listed(names: list[str], last: str = "and") -> str:
+    """``a.py, b.py and c.py``: a list as a sentence says it, ``last`` ("and", "or") before its last name."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {last} {names[-1]}"
+
+
+def sentence(text: str) -> str:
+    """``text`` opening a sentence: its first letter a capital, unless it opens with code (``softmax.softmax()``
+    is a function of a module, never a class ``Softmax``)."""
+    first = text.split(" ", 1)[0]
+    return text if not text or any(mark in first for mark in "._()`") else text[0].upper() + text[1:]
+
+
 def status_lines(result: SubmissionResult) -> list[str]:
     """The submission's status and why, one sentence per thing that went wrong ([] when all is ok): what
     feedback says under the total, so that ``timeout`` and ``missing`` in the gradebook explain themselves."""
     lines = []
     for kind, exercises in result.statuses().items():
-        where = (" or " if kind == "missing" else " and ").join(f"{name}.py" for name in exercises)
+        where = listed([f"{name}.py" for name in exercises], "or" if kind == "missing" else "and")
         if kind == "missing" and len(exercises) == len(result.exercises):
             lines.append("no exercise was found in what you handed in: nothing could be graded")
         else:

@@ -9,15 +9,18 @@ tested with the bundle, in ``tests/releases/test_bundle.py``.)
 """
 
 import json
+import re
 import subprocess
 import sys
 
 import pytest
 
-from helpers import ASSIGNMENTS, ENV, learners_clone, softlookup
+from helpers import ASSIGNMENTS, ENV, fresh_stubs, learners_clone, softlookup
 from grader.engine import registry
-from grader.releases import assignments
+from grader.releases import assignments, bundle
 from grader.releases.distribution import kit_project
+
+DOCS = registry.KIT_ROOT / "docs"
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +63,47 @@ def test_pytest_checks_the_learners_exercises_as_check_does(clone, checked, wher
 
 def test_the_kits_pyproject_and_the_learners_ini_configure_pytest_alike():
     options = kit_project()["tool"]["pytest"]["ini_options"]
-    assert options == {"softlookup_exercises": True, "addopts": assignments.LEARNERS_ADDOPTS}
+    assert options == {"softlookup_exercises": True, "required_plugins": assignments.LEARNERS_REQUIRED,
+                       "addopts": assignments.LEARNERS_ADDOPTS}
     assert (ASSIGNMENTS / "pytest.ini").read_text() == assignments.LEARNERS_PYTEST_INI
+
+
+@pytest.mark.parametrize("where", [".", "assignments"], ids=["in the clone", "in assignments/"])
+def test_a_pytest_without_the_plugin_says_so_and_the_readmes_say_what_to_type(clone, where):
+    """Another Python's pytest (a venv made with --system-site-packages can run the base's) reads the option but
+    has no plugin: it stops with the error the bundle's README and docs/learners.md answer, not a warning and
+    nothing run. PYTEST_DISABLE_PLUGIN_AUTOLOAD stands in for it: pytest without softlookup's entry points."""
+    done = learners_pytest(clone / where, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert assignments.MISSING_PLUGIN in done.stdout + done.stderr
+    readme = bundle.readme({exercise.module: [] for exercise in registry.EXERCISES}, "2.6.0")
+    assert "\npython -m pytest " in readme and f"says `{assignments.MISSING_PLUGIN}`" in readme
+    assert f"`{assignments.MISSING_PLUGIN}`" in (DOCS / "learners.md").read_text()
+
+
+def summary_counts(output: str) -> dict[str, int]:
+    """pytest's own last line ("3 failed, 29 passed, 187 not started in 1.75s") as {"failed": 3, ...}."""
+    last = output.strip().splitlines()[-1]
+    return {word: int(number) for number, word in re.findall(r"(\d+) (failed|passed|not started|skipped)", last)}
+
+
+@pytest.mark.parametrize("work", ["untouched stubs", "a clone at work"])
+def test_pytests_own_summary_agrees_with_the_table(clone, work):
+    """The table says "not started" of an exercise whose stubs are untouched: pytest's summary line counts its
+    checks as not started, not as failures, and its progress reaches 100% (it stopped at 96%, with checks of
+    the same name in two files sharing one node id)."""
+    done = learners_pytest(fresh_stubs() if work == "untouched stubs" else clone / "assignments")
+    assert done.returncode == 1, done.stdout + done.stderr  # below full marks, whatever the words
+    counts = summary_counts(done.stdout)
+    progress = "".join(line.split(" [")[0].strip() for line in done.stdout.splitlines()
+                       if re.search(r" \[ *\d+%\]$", line))
+    assert "[100%]" in done.stdout and not re.search(r"^ +\[ *\d+%\]$", done.stdout, re.MULTILINE), done.stdout
+    assert counts["not started"] == progress.count("o") > 0, done.stdout
+    started = [line for line in done.stdout.splitlines() if line.endswith("not started") or "not started (" in line]
+    if work == "untouched stubs":
+        assert counts == {"not started": len(progress)} and len(started) == len(registry.EXERCISES)
+    else:
+        assert counts["failed"] == progress.count("F") and counts["passed"] == progress.count(".")
 
 
 def test_the_way_pytest_names_shows_every_case(clone):

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ASSIGNMENTS, SOLUTIONS
+from helpers import ASSIGNMENTS, SOLUTIONS, with_ctrl_c
 from mistakes import MISTAKES
 
 COLUMNS, LINES = 80, 24
@@ -40,11 +40,12 @@ NAIVE_SOFTMAX = ("import numpy as np\n\n\ndef softmax(x, axis=-1):\n    e = np.e
 class Terminal:
     """A process on a pseudo-terminal of COLUMNS x LINES, and the screens it has drawn."""
 
-    def __init__(self, command, env):
+    def __init__(self, command, env, preexec_fn=with_ctrl_c):
         self.master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
+        # with_ctrl_c: a run started where SIGINT is ignored (nohup, `&`) would pass that on, and Ctrl-C do nothing
         self.process = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, env=env,
-                                        start_new_session=True)
+                                        start_new_session=True, preexec_fn=preexec_fn)
         os.close(slave)
         self.output = b""
 
@@ -78,8 +79,8 @@ class Terminal:
         except ProcessLookupError:  # it ended, and nothing it started is left
             pass
         try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
+            self.everything(timeout=30)  # read as a terminal does: a full one would stall the process's last words
+        except AssertionError:
             state = _state(self.process.pid)
             before = len(self.output)
             os.kill(self.process.pid, signal.SIGABRT)
@@ -105,14 +106,20 @@ def _state(pid: int) -> str:
     return "; ".join([*shown, f"wchan: {wchan}"])
 
 
-@pytest.fixture
-def watched(tmp_path):
+def work_folder(tmp_path: Path) -> Path:
+    """The learner's folder: the three numpy exercises done, the GPT-2 ones still stubs."""
     folder = tmp_path / "work"
     folder.mkdir()
     for stub in ASSIGNMENTS.glob("*.py"):
         shutil.copy(stub, folder)
     for module in ("softmax", "lookup", "attention"):
         shutil.copy(SOLUTIONS / f"{module}.py", folder)
+    return folder
+
+
+@pytest.fixture
+def watched(tmp_path):
+    folder = work_folder(tmp_path)
     env = {name: value for name, value in os.environ.items() if name not in ("COLUMNS", "LINES")}
     terminal = Terminal([sys.executable, "-m", "grader.cli", "check", "--watch", str(folder)],
                         {**env, "TERM": "xterm-256color", "XDG_STATE_HOME": str(tmp_path / "state"),
