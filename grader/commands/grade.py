@@ -1,31 +1,37 @@
 """``softlookup grade SUBMISSIONS --out OUT``: grade a class, from a course platform's export or one folder per student.
 
 The command reads the export (:mod:`grader.platforms`), hands the students
-not yet graded to the engine's batch (:func:`grader.engine.batch.grade_class`),
-writes each student's files as their result comes back, shows progress, and
+whose record does not stand to the engine's batch (:func:`grader.engine.batch.grade_class`),
+records each student as their result comes back (:class:`grader.reports.class_record.ClassRecord`:
+their files and their row of grades.csv, whole on the disk before the next), shows progress, and
 at the end or on Ctrl-C writes the gradebook and the summary from every
-student graded so far. Run it again and the students already graded are
-skipped (``--force`` grades them again), so an interrupted class resumes
-where it stopped. A crash is a result like any other, so a rerun does not
-try that student first again.
+student graded so far. Run it again and a student is skipped while their
+record stands: the same work, the same edition of the kit, the same
+settings; anyone else is graded (again), and the run says how many and why
+(``--force`` grades everyone again). So a run stopped in any way, SIGKILL
+included, resumes where it stopped. A crash is a result like any other, so
+a rerun does not try that student first again.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from grader.commands import check
-from grader.engine import batch, edition, options, registry, runner, system
+from grader.engine import batch, edition, intake, notebooks, options, registry, runner, system
 from grader.engine.intake import Student, escaped
 from grader.engine.options import Options
 from grader.engine.protections import unconfined
 from grader.engine.results import ErrorKind, SubmissionResult, write_atomically
 from grader.platforms import Export, detect, folders, listing
-from grader.reports import gradebook, shards, summary
+from grader.reports import class_record, gradebook, shards, summary
+from grader.reports.class_record import ClassRecord
 from grader.usage import Parser, UsageError
 
 NOT_FOUND = (ErrorKind.MISSING, ErrorKind.INVALID)  # why a check had nothing to grade: no module, no readable submission
@@ -63,6 +69,11 @@ def usage_problem(args) -> str | None:
                 "(WSL will do)")
     if not args.submissions.is_dir():
         return f"{args.submissions} is not a folder; give the folder with one subfolder (or .zip) per student"
+    if (held := intake.exercise_folder(args.submissions)) is not None:  # a class holds students, never exercises
+        named = ", ".join(sorted(path.name for path in notebooks.chosen_sources(held, True).values()))
+        return (f"{args.submissions} holds exercises itself ({named}): that is one student's work, not a class; "
+                f"check it with `softlookup check {args.submissions}`, or give the folder above it, with one "
+                "folder (or .zip) per student")
     if args.out.exists() and not args.out.is_dir():
         return f"--out {args.out} is a file; give a folder for the gradebook and the feedback"
     if args.out.resolve() == args.submissions.resolve() or args.submissions.resolve() in args.out.resolve().parents:
@@ -101,27 +112,52 @@ def main(argv=None) -> int:
     if other := _other_share(args.out, number, count):
         raise UsageError(other)
     args.out.mkdir(parents=True, exist_ok=True)
-    shards.Shard(number, count, edition.kit_edition(Options.of(args).reference_folder), tuple(e.module for e in exercises),
-                 export.layout, args.assignment, tuple(everyone), tuple(s.id for s in export.students)
-                 ).write(args.out, write_atomically)
+    kit = edition.kit_edition(Options.of(args).reference_folder)
+    shards.Shard(number, count, kit, tuple(e.module for e in exercises), export.layout, args.assignment,
+                 tuple(everyone), tuple(s.id for s in export.students)).write(args.out, write_atomically)
     system.close_to_workers([args.submissions, args.out])  # every student's work and every result
-    todo = [s for s in export.students if args.force or _result_in(args.out, s) is None]
+    record = ClassRecord(args.out.resolve(), [exercise.module for exercise in exercises], kit,
+                         settings(args, exercises))
+    try:
+        return _graded_class(args, export, exercises, record)
+    finally:
+        record.close()
+
+
+def _graded_class(args, export: Export, exercises: list[registry.Exercise], record: ClassRecord) -> int:
+    """Grade every student whose record does not stand (everyone with --force), then write the class's files."""
+    standing = {student.id: record.standing(student) for student in export.students}
+    todo = [s for s in export.students if args.force or standing[s.id][0] is None]
+    why = {s.id: standing[s.id][1] for s in todo}
     if not todo:
         print(f"softlookup grade: nothing new: all {len(export.students)} students were graded in {args.out} "
-              "before (--force grades them again)", file=sys.stderr)
+              "before, and neither their work nor the kit's checks changed since (--force grades them again)",
+              file=sys.stderr)
+    elif not args.force and (again := _regraded(why.values(), "to regrade")):
+        print(f"softlookup grade: {again}", file=sys.stderr)
+    record.begin({s.id: result for s in export.students if (result := standing[s.id][0]) is not None}, len(todo))
     interrupted, failure, fresh = False, "", []
     charts = summary.prepare_charts()  # while the judges grade
     try:
-        failure = _graded(todo, args.jobs, args.out.resolve(), exercises, judge_arguments(args, exercises), fresh)
+        failure = _graded(todo, args.jobs, record, exercises, judge_arguments(args, exercises), fresh)
     except KeyboardInterrupt:
         interrupted = True
     except Exception as error:  # the coordinator's own fault: the gradebook of those graded is still written
         failure = f"the batch stopped ({batch.described(error)})"
     charts.join()
-    graded = write_gradebook(args.out, export, exercises, args.assignment)
+    try:
+        graded = write_gradebook(record, export, exercises, args.assignment)
+    except OSError as error:  # the disk is full past the space kept aside: each student's own files stand
+        raise UsageError(f"the class's files could not be written in {args.out} ({batch.described(error)}); every "
+                         "student graded is recorded in their folder: free some space and run the same command "
+                         "again") from None
     written = ", ".join(str(args.out / name) for name in ("grades.csv", *_import_file(export.layout)))
-    again = "graded again" if args.force else "new"
-    done = f"{len(graded)} of {len(export.students)} students graded ({len(fresh)} {again}); gradebook in {written}"
+    if args.force:
+        counted = f"{len(fresh)} graded again"
+    else:
+        reasons = [why[student] for student in fresh]
+        counted = "; ".join(filter(None, [f"{reasons.count(class_record.NEW)} new", _regraded(reasons)]))
+    done = f"{len(graded)} of {len(export.students)} students graded ({counted}); gradebook in {written}"
     if failure:
         raise UsageError(f"{failure}; {done}")
     if interrupted:
@@ -154,16 +190,36 @@ def mixed_layouts(folder: Path, export: Export) -> str:
     return ""
 
 
-def write_gradebook(out: Path, export: Export, exercises: list[registry.Exercise],
+def settings(args, exercises: list[registry.Exercise]) -> str:
+    """What a grading was asked for besides the kit and the work, as one string recorded with each result: the
+    exercises, each one's limits as grading applies them (a limit given equal to its default is the same
+    setting), the time budget, the memory limit, and whether workers may run unconfined."""
+    chosen = Options.of(args)
+    return json.dumps({"exercises": {e.module: [chosen.time_limit_for(e), chosen.import_time_limit_for(e)]
+                                     for e in exercises},
+                       "budget": chosen.budget, "memory": chosen.memory_bytes, "unconfined": args.allow_unconfined},
+                      sort_keys=True)
+
+
+def _regraded(reasons, said: str = "regraded") -> str:
+    """How many are (to be) graded again, and why: "3 regraded: work changed; 120 regraded: checks changed"."""
+    counted = Counter(reason for reason in reasons if reason != class_record.NEW)
+    return "; ".join(f"{count} {said}: {reason}" for reason, count in counted.most_common())
+
+
+def write_gradebook(record: ClassRecord, export: Export, exercises: list[registry.Exercise],
                     assignment: str) -> dict[str, SubmissionResult]:
-    """grades.csv, summary.md, summary.html and the platform's import file from every student graded so far.
+    """grades.csv, summary.md, summary.html and the platform's import file from every student whose record
+    stands (graded so far, and nothing changed since).
 
     Who a student is comes from the export read now, so a corrected export renames them without a regrade.
     """
-    graded = {s.id: batch.identified(found, s) for s in export.students if (found := _result_in(out, s)) is not None}
-    gradebook.write_class(out, graded, [exercise.module for exercise in exercises])
+    graded = {s.id: batch.identified(found, s) for s in export.students
+              if (found := record.standing(s)[0]) is not None}
+    record.write(lambda: gradebook.write_class(record.out, graded, [exercise.module for exercise in exercises]))
     for name in _import_file(export.layout):
-        write_atomically(out / name, detect.LAYOUTS[export.layout].gradebook_import(graded, assignment))
+        text = detect.LAYOUTS[export.layout].gradebook_import(graded, assignment)
+        record.write(lambda: write_atomically(record.out / name, text))
     return graded
 
 
@@ -190,25 +246,19 @@ def _found_anything(result: SubmissionResult) -> bool:
     return any(item.error not in NOT_FOUND for exercise in result.exercises for item in exercise.checks)
 
 
-def _result_in(out: Path, student: Student) -> SubmissionResult | None:
-    """The student's complete result in ``out``, if they were graded (or recorded as crashed) already."""
-    found = gradebook.read_student(gradebook.student_folder(out, student.id))
-    return found[1] if found else None
-
-
-def _graded(todo: list[Student], jobs: int, out: Path, exercises: list[registry.Exercise],
+def _graded(todo: list[Student], jobs: int, record: ClassRecord, exercises: list[registry.Exercise],
             pytest_args: list[str], fresh: list[str] | None = None) -> str:
-    """Grade ``todo``, writing each student's files as their result comes (and their id into ``fresh``); why
+    """Grade ``todo``, recording each student as their result comes (and their id into ``fresh``); why
     the batch stopped, if it did."""
     progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("left"), TimeRemainingColumn(), disable=not sys.stdout.isatty())
     with progress:
         task = progress.add_task("grading", total=len(todo))
 
-        def record(student: Student, result: SubmissionResult):
-            gradebook.write_student(gradebook.student_folder(out, student.id), student.id, result)
+        def recorded(student: Student, result: SubmissionResult):
+            record.add(student, result)
             if fresh is not None:
                 fresh.append(student.id)
             progress.advance(task)
 
-        return batch.grade_class(todo, jobs, exercises, pytest_args, record, workdir=out)
+        return batch.grade_class(todo, jobs, exercises, pytest_args, recorded, workdir=record.out)

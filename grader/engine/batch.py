@@ -12,9 +12,12 @@ business, not the engine's).
 No student stops the class. Whatever grading one student raises (a zip that
 cannot be read, a notebook the judge cannot turn into a module, a result it
 cannot encode) becomes that student's result, ``invalid`` or ``crashed``
-with a one-line reason, and the judge goes on; a judge that dies in the
-middle of a student costs that student alone, recorded as crashed, and a
-new judge takes the rest. Nothing of one student (prints, copies, errors)
+with a one-line reason, and the judge goes on. A judge that dies in the
+middle of a student (killed by the machine, by another user, or by a route
+of the student's that nothing else stopped) costs that student alone: they
+are graded again once on a new judge, and if that one dies too they are
+recorded as ``judge-died`` (:attr:`~grader.engine.results.ErrorKind.JUDGE_DIED`),
+and a new judge takes the rest. Nothing of one student (prints, copies, errors)
 outlives their turn: it lives in the grading's per-submission state, which
 :meth:`grader.engine.plugin.Grading.end_submission` clears.
 """
@@ -35,8 +38,10 @@ import pytest
 from grader.engine import errors, fork_servers, intake, notebooks, options, plugin, registry, runner
 from grader.engine.intake import Student, one_line
 from grader.engine.scratch import run_prefix
-from grader.engine.results import SubmissionResult, crashed
+from grader.engine.results import ErrorKind, SubmissionResult, crashed
 
+DEATHS = 2  # judges that may die grading one student: the first death is graded again, the second recorded
+JUDGE_DIED = "the grader's process grading you was killed twice; nothing of yours was graded: "
 SUBMISSION = "your submission"  # how a message names the folder graded: the student's, or one unpacked for them
 
 
@@ -184,10 +189,12 @@ def grade_class(todo: list[Student], jobs: int, exercises: list[registry.Exercis
 class _Coordinator:
     """The students waiting, the judges grading them, and what each judge's replies mean.
 
-    A judge that stops in the middle of a student (killed, or its pytest session broken) costs that
-    student alone: they are recorded as crashed with the judge's last word, and a new judge takes the
-    rest. Only a judge that cannot start, or one that finds this machine unable to grade anyone
-    (``fatal``), stops the batch.
+    A judge whose pytest session broke says so: that student is recorded as crashed. A judge that dies
+    while it holds a student (killed, even before it was ready) hands that student to a new judge, first in
+    line, once (:data:`DEATHS` judges in all); a student whose judges all died is recorded as judge-died with
+    the last one's end, and a new judge takes the rest. Only a judge that stops by itself before it is
+    ready (a usage error of pytest's), or one that finds this machine unable to grade anyone (``fatal``),
+    stops the batch.
     """
 
     def __init__(self, todo: list[Student], exercises: list[registry.Exercise], pytest_args: list[str], record,
@@ -196,6 +203,7 @@ class _Coordinator:
         self.record, self.workdir = record, workdir
         self.selector = selectors.DefaultSelector()
         self.judges: list[_Judge] = []
+        self.deaths: dict[str, int] = {}  # student id -> how many judges died grading them
         self.fork_servers = fork_servers.shared(exercises)  # imported once for the class, a copy per judge
 
     def start_judge(self):
@@ -213,9 +221,11 @@ class _Coordinator:
                 return ""
             if judge.interrupted():  # Ctrl-C reached the judges first: the grading stops, nobody is to blame
                 raise KeyboardInterrupt
-            if not judge.ready:
+            if not judge.ready and not judge.killed():
                 return judge.failure()
-            reply = {"crashed": judge.why(), "stopping": True}
+            reply = self.died(judge)
+            if reply is None:
+                return ""
         if "fatal" in reply:  # decided before the student's code ran: this machine's fault, not theirs
             return f"no student can be graded here: {one_line(reply['fatal'], 600)}"
         if "ready" in reply:
@@ -227,12 +237,28 @@ class _Coordinator:
         else:
             judge.give(self.queue.pop(0) if self.queue else None)
         try:
-            result = crashed(student.id, self.exercises, one_line(reply["crashed"])) if "crashed" in reply \
-                else SubmissionResult.from_plain(reply["result"])
+            if "judge_died" in reply:
+                result = crashed(student.id, self.exercises, one_line(reply["judge_died"]), ErrorKind.JUDGE_DIED,
+                                 said=JUDGE_DIED)
+            elif "crashed" in reply:
+                result = crashed(student.id, self.exercises, one_line(reply["crashed"]))
+            else:
+                result = SubmissionResult.from_plain(reply["result"])
             self.record(student, identified(result, student))
         except Exception as error:  # a result that cannot be read or written is that student's alone
             self.record(student, identified(crashed(student.id, self.exercises, described(error)), student))
         return ""
+
+    def died(self, judge: "_Judge") -> dict | None:
+        """A judge died holding a student: None once the student waits, first in line, for a new judge; the
+        reply that records them judge-died once :data:`DEATHS` judges have died grading them."""
+        student = judge.current
+        self.deaths[student.id] = self.deaths.get(student.id, 0) + 1
+        if self.deaths[student.id] < DEATHS:
+            self.queue.insert(0, student)
+            self.retire(judge)  # the new judge it starts takes them at once
+            return None
+        return {"judge_died": judge.why(), "stopping": True}
 
     def retire(self, judge: "_Judge"):
         """Give this judge no more students; while students wait, a new judge takes its place."""
@@ -307,6 +333,10 @@ class _Judge:
         self.process.wait()
         self.errors.seek(0)
         return [line for line in self.errors.read().decode(errors="replace").splitlines() if line.strip()]
+
+    def killed(self) -> bool:
+        """Whether a signal ended the judge (rather than the judge stopping by itself)."""
+        return self.process.wait() < 0
 
     def _exit(self) -> str:
         code = self.process.returncode

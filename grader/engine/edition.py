@@ -1,4 +1,5 @@
-"""Which edition is installed: the instructor's kit, or a student bundle made from it.
+"""Which edition is installed (the instructor's kit, or a student bundle made from it), and which edition of
+the kit graded a result.
 
 ``softlookup release student`` leaves the hidden checks and the reference
 solutions out of the bundle and writes ``data/student_edition.json`` into its
@@ -12,10 +13,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.engine import registry
+
 EDITION_FILE = Path(__file__).resolve().parents[1] / "data" / "student_edition.json"
+# What decides a verdict besides the student's work and the reference: the checks, and the code that runs them,
+# compares answers and reads results (the whole engine, and the lesson whose GPT-2 gives the kit's answers).
+VERDICT_FOLDERS = (registry.CHECKS_DIR, registry.PACKAGE_DIR / "engine", registry.PACKAGE_DIR / "lesson")
+EDITION_DIGITS = 16  # enough to tell editions apart in a gradebook's column
 
 
 @dataclass(frozen=True)
@@ -48,14 +56,27 @@ def write(package: Path, hidden_points: dict[str, float]):
                     encoding="utf-8")
 
 
-def kit_edition(solutions: Path) -> str:
-    """A short digest of the kit that grades: the content of every file of its package and of the reference
-    solutions in ``solutions``. Results that name the same edition were given by the same checks; a fixed
-    check, a new hidden case or a changed reference gives another."""
-    package = Path(__file__).resolve().parents[1]
-    digest = hashlib.sha256()
-    for root in (package, Path(solutions)):
-        for path in sorted(root.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-                digest.update(f"{path.relative_to(root)}\0".encode() + hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()[:16]
+def kit_edition(reference: Path) -> str:
+    """The edition of the kit that grades with the reference solutions in ``reference``: a digest of every
+    file's name and content in :data:`VERDICT_FOLDERS` and ``reference``, the first :data:`EDITION_DIGITS`
+    hexadecimal digits.
+
+    Results that name the same edition were given by the same checks; a fixed check, a new hidden case or a
+    changed reference gives another. ``softlookup grade`` records it with every result and grades a student
+    again when it changed, and ``softlookup merge`` joins only shares of one edition. It takes
+    whole folders rather than a list of the files that matter: a list would go stale without anyone
+    noticing, and a grade kept from other checks is wrong, while a needless regrade costs only time.
+    Compiled files, hidden files and anything in a hidden folder are left out; no link is followed.
+    """
+    hashed = hashlib.sha256()
+    for top in (*VERDICT_FOLDERS, Path(reference)):
+        hashed.update(b"\0folder\0")
+        for folder, subfolders, names in os.walk(top):
+            subfolders[:] = sorted(name for name in subfolders if name != "__pycache__" and not name.startswith("."))
+            for name in sorted(names):
+                path = Path(folder) / name
+                if name.startswith(".") or name.endswith((".pyc", ".pyo")) or not path.is_file():
+                    continue
+                hashed.update(str(path.relative_to(top)).encode("utf-8", "surrogateescape") + b"\0")
+                hashed.update(hashlib.sha256(path.read_bytes()).digest())
+    return hashed.hexdigest()[:EDITION_DIGITS]

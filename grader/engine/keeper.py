@@ -12,11 +12,15 @@ inside it as links. Whatever the learner's code imports or opens, it can
 only reach those files, so a result given back is always the one a fresh
 grading would give. The price: a change anywhere in the folder grades every
 exercise again.
+
+``softlookup grade`` resumes by the same rule across runs: :func:`work_digest` is what a student's
+graded files hold, by content alone (a clone made again, with new times, is the same work).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 import time
@@ -26,7 +30,7 @@ import pytest
 
 from grader.engine import plugin, registry
 from grader.engine.errors import SubmissionError
-from grader.engine.intake import MAX_BYTES, submission_files
+from grader.engine.intake import MAX_BYTES, Student, submission_files
 from grader.engine.options import Options
 from grader.engine.runner import run_checks
 from grader.engine.results import ErrorKind, SubmissionResult
@@ -40,11 +44,12 @@ _DIGESTS: dict[tuple, str] = {}  # (path, device, inode, size, mtime, ctime) -> 
 MAX_DIGESTS = 10_000
 
 
-def fingerprint(folder: Path) -> dict[str, tuple]:
+def fingerprint(folder: Path, times: bool = True) -> dict[str, tuple]:
     """Every entry a graded copy of ``folder`` holds, by its path inside it: what tells that anything changed.
 
     Reads at most what a copy may hold (:data:`~grader.engine.intake.MAX_FILES` files, :data:`MAX_BYTES`);
-    a folder past that is refused when graded, and its fingerprint says only that.
+    a folder past that is refused when graded, and its fingerprint says only that. Without ``times``, a
+    file is its size and content alone.
     """
     try:
         entries = submission_files(folder)
@@ -61,12 +66,38 @@ def fingerprint(folder: Path) -> dict[str, tuple]:
             elif stat.S_ISREG(status.st_mode):
                 budget -= status.st_size
                 digest = _digest(path, status) if budget >= 0 else "too large"
-                found[str(relative)] = (status.st_size, status.st_mtime_ns, digest)
+                content = (status.st_size, digest)
+                found[str(relative)] = (status.st_size, status.st_mtime_ns, digest) if times else content
             else:
                 found[str(relative)] = ("other", stat.S_IFMT(status.st_mode))
         except OSError as error:
             found[str(relative)] = ("unreadable", error.errno)
     return found
+
+
+def work_digest(student: Student) -> str:
+    """A digest of everything of ``student``'s that grading reads, by content: the files of their folder (as
+    :func:`fingerprint` lists them, without times), their zip's bytes, or a flat export's files under the
+    names they are graded by; and why they cannot be graded at all, where the export says so."""
+    if student.files or not student.path:
+        read = {name: _file_digest(Path(path)) for name, path in sorted(student.files.items())}
+    elif Path(student.path).is_dir() and not Path(student.path).is_symlink():
+        read = {"folder": sorted(fingerprint(Path(student.path), times=False).items())}
+    else:
+        read = {"entry": _file_digest(Path(student.path))}
+    read["problem"], read["zipped"] = student.problem, student.zipped
+    return hashlib.sha256(json.dumps(read, sort_keys=True, default=str).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _file_digest(path: Path) -> tuple:
+    """One file of a student's by content: a link as itself, never followed; what cannot be read, as why."""
+    try:
+        status = os.lstat(path)
+        if stat.S_ISLNK(status.st_mode):
+            return "link", os.readlink(path)
+        return (status.st_size, _digest(path, status)) if stat.S_ISREG(status.st_mode) else ("other",)
+    except OSError as error:
+        return "unreadable", error.errno
 
 
 # Never through a link, never waiting on a pipe, bytes as they are. Windows has only O_BINARY

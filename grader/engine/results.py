@@ -55,6 +55,7 @@ class ErrorKind(StrEnum):
     BUDGET = "budget"  # the submission's time budget was spent
     DISK = "disk"  # the worker wrote more to its scratch folder than it may keep there
     CRASH = "crash"
+    JUDGE_DIED = "judge_died"  # the judge's own process was killed while grading this student, twice
     MISSING = "missing"
     INVALID = "invalid"
     KIT = "kit"  # the grader's own fault: a check it could not judge (never a SubmissionError's)
@@ -63,10 +64,10 @@ class ErrorKind(StrEnum):
 WORKER_KINDS = frozenset({ErrorKind.NOT_IMPLEMENTED, ErrorKind.EXCEPTION, ErrorKind.SYNTAX, ErrorKind.EXIT,
                           ErrorKind.MEMORY, ErrorKind.ENCODING, ErrorKind.REFUSED, ErrorKind.HUNG})  # a worker's say
 
-STATUSES = ["ok", "timeout", "memory", "disk", "crashed", "missing", "invalid"]  # from best to worst
+STATUSES = ["ok", "timeout", "memory", "disk", "crashed", "judge-died", "missing", "invalid"]  # from best to worst
 ERROR_STATUS = {ErrorKind.TIMEOUT: "timeout", ErrorKind.MEMORY: "memory", ErrorKind.DISK: "disk",
-                ErrorKind.CRASH: "crashed", ErrorKind.EXIT: "crashed", ErrorKind.MISSING: "missing",
-                ErrorKind.INVALID: "invalid", ErrorKind.SYNTAX: "invalid"}
+                ErrorKind.CRASH: "crashed", ErrorKind.JUDGE_DIED: "judge-died", ErrorKind.EXIT: "crashed",
+                ErrorKind.MISSING: "missing", ErrorKind.INVALID: "invalid", ErrorKind.SYNTAX: "invalid"}
 
 
 def points_total(points) -> float:
@@ -140,6 +141,7 @@ class SubmissionResult:
     name: str = ""
     email: str = ""
     late: bool = False
+    edition: str = ""  # the kit that graded it (grader.engine.edition.kit_edition), where a class run records it
 
     @property
     def score(self) -> float:
@@ -184,7 +186,7 @@ class SubmissionResult:
                                "checks": [{name: getattr(check, name) for name in names} for check in exercise.checks]}
                               for exercise in self.exercises],
                 "seconds": self.seconds, "unprotected": list(self.unprotected), "name": self.name,
-                "email": self.email, "late": self.late}
+                "email": self.email, "late": self.late, "edition": self.edition}
 
     @classmethod
     def from_plain(cls, plain: dict) -> "SubmissionResult":
@@ -192,7 +194,7 @@ class SubmissionResult:
         exercises = [ExerciseResult(e["name"], e["title"], [CheckResult(**c) for c in e["checks"]])
                      for e in plain["exercises"]]
         return cls(plain["submission"], exercises, plain["seconds"], plain["unprotected"], plain.get("name", ""),
-                   plain.get("email", ""), plain.get("late", False))
+                   plain.get("email", ""), plain.get("late", False), plain.get("edition", ""))
 
     def add(self, check: CheckResult, title: str):
         for exercise in self.exercises:
@@ -204,18 +206,21 @@ class SubmissionResult:
         exercise.checks.append(check)
 
 
-def crashed(submission: str, exercises, reason: str) -> SubmissionResult:
+def crashed(submission: str, exercises, reason: str, kind: ErrorKind = ErrorKind.CRASH,
+            said: str = "the grading of this submission stopped: ") -> SubmissionResult:
     """The result of a submission whose grading stopped: every exercise lost, with the reason (one line).
 
     Recorded in place of the grading (a batch's rerun does not try the student again; ``--force`` does),
     and written to every format like any other result. One failed entry per exercise (of
     :class:`grader.engine.registry.Exercise`) carries all of its points, so the maximum stays the class's.
+    ``kind`` is why (:attr:`ErrorKind.JUDGE_DIED` where the judge's own process was killed, the student's
+    code perhaps never run), and ``said`` the words before the reason.
     """
     result = SubmissionResult(submission)
     for exercise in exercises:
         result.add(CheckResult(exercise=exercise.module, check="grading", case="", title="Graded to the end",
                                outcome="failed", points=0.0, max_points=float(exercise.max_points),
-                               message=f"the grading of this submission stopped: {reason}", error=ErrorKind.CRASH),
+                               message=f"{said}{reason}", error=kind),
                    exercise.title)
     return result
 
@@ -294,11 +299,13 @@ def redacted(result: SubmissionResult) -> SubmissionResult:
     return copy
 
 
-def write_atomically(path: Path, text: str):
+def write_atomically(path: Path, text: str, durable: bool = False):
     """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of one.
 
     The file is UTF-8 whatever the locale; a character UTF-8 cannot encode (a
     lone surrogate) is written as a backslash escape instead of stopping it.
+    ``durable``: on the disk itself before this returns, the file and its name (fsync of both), so that
+    not even a power cut loses it; a killed process loses nothing written either way.
     """
     path = Path(path)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -307,8 +314,17 @@ def write_atomically(path: Path, text: str):
     try:
         with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as stream:
             stream.write(text)
+            if durable:
+                stream.flush()
+                os.fsync(stream.fileno())
         os.chmod(temporary, 0o666 & ~umask)  # as if written in place (mkstemp makes it private)
         os.replace(temporary, path)
     except BaseException:
         os.unlink(temporary)
         raise
+    if durable:
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)

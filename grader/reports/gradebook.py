@@ -98,16 +98,29 @@ def feedback_html(result: SubmissionResult, student: str) -> str:
     return feedback.page(feedback.model(result, student))
 
 
-def write_student(folder: Path, student: str, result: SubmissionResult):
-    """The student's four files in ``folder`` (:func:`student_folder`); softlookup.json last, because it marks
-    the student as graded. results.json, feedback.md and feedback.html are redacted; softlookup.json is the
-    instructor's record (:func:`record`)."""
+def write_student(folder: Path, student: str, result: SubmissionResult, graded_with: dict | None = None):
+    """The student's four files in ``folder`` (:func:`student_folder`): :func:`write_feedback`, then
+    :func:`write_record`, which marks the student as graded."""
+    write_feedback(folder, student, result)
+    write_record(folder, student, result, graded_with)
+
+
+def write_feedback(folder: Path, student: str, result: SubmissionResult):
+    """results.json, feedback.md and feedback.html in ``folder``, redacted, each whole on the disk when this
+    returns (a record that marks the student graded must never stand on files a power cut could lose)."""
     folder.mkdir(parents=True, exist_ok=True)
     shown = redacted(result)  # once for the three (each would redact it again, to the same)
-    write_atomically(folder / "results.json", json.dumps(gradescope(shown), indent=2) + "\n")
-    write_atomically(folder / "feedback.md", markdown(shown, student))
-    write_atomically(folder / "feedback.html", feedback_html(shown, student))
-    write_atomically(folder / RESULT_FILE, json.dumps({"student": student, **record(result).to_plain()}) + "\n")
+    write_atomically(folder / "results.json", json.dumps(gradescope(shown), indent=2) + "\n", durable=True)
+    write_atomically(folder / "feedback.md", markdown(shown, student), durable=True)
+    write_atomically(folder / "feedback.html", feedback_html(shown, student), durable=True)
+
+
+def write_record(folder: Path, student: str, result: SubmissionResult, graded_with: dict | None = None):
+    """softlookup.json, the instructor's record (:func:`record`), whose presence marks the student as graded,
+    with ``graded_with``: what the grading read (the student's work, the settings), by which a later run
+    tells whether it still holds."""
+    plain = {"student": student, "graded_with": graded_with or {}, **record(result).to_plain()}
+    write_atomically(folder / RESULT_FILE, json.dumps(plain) + "\n", durable=True)
 
 
 def record(result: SubmissionResult) -> SubmissionResult:
@@ -122,11 +135,13 @@ def record(result: SubmissionResult) -> SubmissionResult:
     return kept
 
 
-def read_student(folder: Path) -> tuple[str, SubmissionResult] | None:
-    """A graded student's id and result, or None if ``folder`` (:func:`student_folder`) holds no complete result."""
+def read_student(folder: Path) -> tuple[str, SubmissionResult, dict] | None:
+    """A graded student's id, result and what the grading read (:func:`write_record`), or None if ``folder``
+    (:func:`student_folder`) holds no complete result."""
     try:
         plain = json.loads((folder / RESULT_FILE).read_text())
-        return plain.pop("student"), SubmissionResult.from_plain(plain)
+        graded_with = plain.pop("graded_with", {})
+        return plain.pop("student"), SubmissionResult.from_plain(plain), dict(graded_with)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -135,20 +150,31 @@ def read_student(folder: Path) -> tuple[str, SubmissionResult] | None:
 
 
 def grades_csv(graded: dict[str, SubmissionResult], exercises: list[str]) -> str:
-    """``student,name,email,late,score,max_score,status`` and one column per exercise, a row per student.
+    """``student,name,email,late,score,max_score,status``, one column per exercise and ``edition`` (the kit that
+    graded the row, :func:`grader.engine.edition.kit_edition`), a row per student.
 
     The id, name and email are the students' text (as the export gave them) and go through :func:`csv_text`;
     every other cell is the kit's (a number, a status, ``yes`` for a late submission) and stays as it is, so
     the numbers stay numbers. Lines end in CRLF, as RFC 4180 has it: the csv module quotes a cell only for
     the line ending it writes, and a lone CR in an unquoted cell would start a new row in a spreadsheet.
     """
+    return grades_table({student: grade_row(student, result, exercises) for student, result in graded.items()},
+                        exercises)
+
+
+def grade_row(student: str, result: SubmissionResult, exercises: list[str]) -> list[str]:
+    """The student's row of :func:`grades_csv`, its cells as written."""
+    scores = {exercise.name: exercise.score for exercise in result.exercises}
+    return [csv_text(student), csv_text(result.name), csv_text(result.email), "yes" if result.late else "",
+            points(result.score), points(result.max_score), result.status,
+            *[points(scores.get(name, 0.0)) for name in exercises], result.edition]
+
+
+def grades_table(rows: dict[str, list[str]], exercises: list[str]) -> str:
+    """:func:`grades_csv` from rows already made (:func:`grade_row`), by student id: a class run keeps them, and
+    writes the gradebook again after each student for the price of joining them."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180's: a cell holding either is then quoted
-    writer.writerow(["student", "name", "email", "late", "score", "max_score", "status", *exercises])
-    for student in sorted(graded):
-        result = graded[student]
-        scores = {exercise.name: exercise.score for exercise in result.exercises}
-        writer.writerow([csv_text(student), csv_text(result.name), csv_text(result.email), "yes" if result.late else "",
-                         points(result.score), points(result.max_score), result.status,
-                         *[points(scores.get(name, 0.0)) for name in exercises]])
+    writer.writerow(["student", "name", "email", "late", "score", "max_score", "status", *exercises, "edition"])
+    writer.writerows(rows[student] for student in sorted(rows))
     return out.getvalue()

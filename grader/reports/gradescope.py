@@ -40,6 +40,7 @@ def gradescope(result: SubmissionResult) -> dict:
         "max_score": round(result.max_score, 4),
         "execution_time": round(result.seconds, 3),
         "tests": tests,
+        **({"extra_data": {"edition": result.edition}} if result.edition else {}),  # the kit that graded it
     }
 
 

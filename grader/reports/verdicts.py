@@ -72,6 +72,8 @@ STATUS_WORDS = {
             "earned nothing",
     "crashed": "your code crashed or ended the program in {where} (or the grading of it stopped); the checks "
                "below say where",
+    "judge-died": "the grader's process grading you was killed twice; nothing of yours was graded (your "
+                  "instructor can grade you again)",
     "invalid": "what you handed in for {where} could not be read (a syntax error, in it or in a module it "
                "imports, or a file that is not a module or a notebook); the checks below say where",
     "missing": "there was no {where} in what you handed in",

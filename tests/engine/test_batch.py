@@ -20,6 +20,7 @@ import classes
 from classes import MAX, NUMPY, OPTIONS, cli, result_of, rows
 from grader.commands import check, grade
 from grader.reports import gradebook
+from grader.reports.class_record import ClassRecord
 from grader.platforms import detect
 from grader.engine import batch as batch_engine
 from grader.engine import intake, registry
@@ -66,7 +67,12 @@ def batch(students: list, jobs: int, out: Path) -> Path:
     args = grade.parser().parse_args(["unused", "--out", str(out), "--time-limit", "30", *OPTIONS])
     exercises = check.chosen_exercises(args)
     out.mkdir()
-    assert grade._graded(students, jobs, out.resolve(), exercises, grade.judge_arguments(args, exercises)) == ""
+    record = ClassRecord(out.resolve(), [exercise.module for exercise in exercises], "edition",
+                         grade.settings(args, exercises))
+    try:
+        assert grade._graded(students, jobs, record, exercises, grade.judge_arguments(args, exercises)) == ""
+    finally:
+        record.close()
     return out
 
 
