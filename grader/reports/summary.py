@@ -45,7 +45,8 @@ ABSENCES = ("not started", "missing", "could not be read", "functions not starte
 UNREADABLE = {ErrorKind.INVALID, ErrorKind.SYNTAX}  # a file that is not a submission, a broken zip, a syntax error
 # Why a student's code gave no answer to judge, by its checks' errors: apart from the lesson's mistakes.
 STOPPED = {ErrorKind.TIMEOUT: "ran out of time", ErrorKind.MEMORY: "ran out of memory",
-           ErrorKind.DISK: "filled its scratch folder", ErrorKind.CRASH: "crashed", ErrorKind.EXIT: "crashed"}
+           ErrorKind.DISK: "filled its scratch folder", ErrorKind.CRASH: "crashed", ErrorKind.EXIT: "crashed",
+           ErrorKind.JUDGE_DIED: "crashed"}  # a judge killed twice: graded no further
 
 
 @dataclass

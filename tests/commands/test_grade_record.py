@@ -143,6 +143,7 @@ def test_a_student_whose_judge_dies_is_graded_again_once_then_recorded_as_judge_
     feedback = (out / "b-twice" / "feedback.md").read_text()
     assert "grader's process grading you was killed twice; nothing of yours was graded" in feedback
     assert "SIGKILL" in feedback
+    assert "killed twice" not in (out / "summary.md").read_text()  # the kit's words, never a mistake of the class
 
 
 # -- a full disk ------------------------------------------------------------------------------------
