@@ -131,7 +131,7 @@ def _graded_class(args, export: Export, exercises: list[registry.Exercise], reco
     why = {s.id: standing[s.id][1] for s in todo}
     if not todo:
         print(f"softlookup grade: nothing new: all {len(export.students)} students were graded in {args.out} "
-              "before, and neither their work nor the kit's checks changed since (--force grades them again)",
+              "before, and nothing grading reads has changed since (--force grades them again)",
               file=sys.stderr)
     elif not args.force and (again := _regraded(why.values(), "to regrade")):
         print(f"softlookup grade: {again}", file=sys.stderr)

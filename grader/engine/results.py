@@ -304,8 +304,9 @@ def write_atomically(path: Path, text: str, durable: bool = False):
 
     The file is UTF-8 whatever the locale; a character UTF-8 cannot encode (a
     lone surrogate) is written as a backslash escape instead of stopping it.
-    ``durable``: on the disk itself before this returns, the file and its name (fsync of both), so that
-    not even a power cut loses it; a killed process loses nothing written either way.
+    ``durable``: the content is on the disk itself (fsync) before the name points at it, so that a power cut
+    never leaves the name on an empty file; the name is on the disk once the folder is (:func:`sync_folder`,
+    once for the files written there together). A killed process loses nothing written either way.
     """
     path = Path(path)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -322,9 +323,12 @@ def write_atomically(path: Path, text: str, durable: bool = False):
     except BaseException:
         os.unlink(temporary)
         raise
-    if durable:
-        folder = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+
+
+def sync_folder(folder: Path):
+    """The entries of ``folder`` (names made, renamed or removed) on the disk itself, before this returns."""
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

@@ -4,8 +4,9 @@ Three promises, each kept here:
 
 - **Whatever stops the run, the record holds every student finished.** Each student's files are written
   as their result comes, before the next result is taken: their feedback, then the gradebook with their
-  row, then ``softlookup.json``, the record that marks them graded, each file renamed into place whole
-  and on the disk (fsync) before the next is begun. So at any instant, SIGKILL and a power cut included,
+  row, then ``softlookup.json``, the record that marks them graded, each file renamed into place whole,
+  its content on the disk (fsync) before its name, and the record with the names of all four on the disk
+  before the next student's turn. So at any instant, SIGKILL and a power cut included,
   every student marked graded has their feedback and their row in grades.csv; a row whose record was cut
   off is graded again by the next run, which writes the gradebook from the records before it grades
   anyone. grades.csv is written whole after every student rather than only rebuilt on resume, because an

@@ -31,7 +31,7 @@ import os
 from pathlib import Path
 
 from grader.engine.intake import NAME_BYTES
-from grader.engine.results import SubmissionResult, redacted, writable, writable_copy, write_atomically
+from grader.engine.results import SubmissionResult, redacted, sync_folder, writable, writable_copy, write_atomically
 from grader.reports import feedback, shards, summary
 from grader.reports.gradescope import gradescope
 from grader.reports.inert import csv_text
@@ -106,8 +106,8 @@ def write_student(folder: Path, student: str, result: SubmissionResult, graded_w
 
 
 def write_feedback(folder: Path, student: str, result: SubmissionResult):
-    """results.json, feedback.md and feedback.html in ``folder``, redacted, each whole on the disk when this
-    returns (a record that marks the student graded must never stand on files a power cut could lose)."""
+    """results.json, feedback.md and feedback.html in ``folder``, redacted, each one's content on the disk
+    before its name (:func:`write_record` puts the names there, with the record's)."""
     folder.mkdir(parents=True, exist_ok=True)
     shown = redacted(result)  # once for the three (each would redact it again, to the same)
     write_atomically(folder / "results.json", json.dumps(gradescope(shown), indent=2) + "\n", durable=True)
@@ -118,9 +118,12 @@ def write_feedback(folder: Path, student: str, result: SubmissionResult):
 def write_record(folder: Path, student: str, result: SubmissionResult, graded_with: dict | None = None):
     """softlookup.json, the instructor's record (:func:`record`), whose presence marks the student as graded,
     with ``graded_with``: what the grading read (the student's work, the settings), by which a later run
-    tells whether it still holds."""
+    tells whether it still holds. On the disk when this returns, with the names of the files written before
+    it in ``folder`` (so a power cut never leaves a record without the feedback it stands on)."""
     plain = {"student": student, "graded_with": graded_with or {}, **record(result).to_plain()}
     write_atomically(folder / RESULT_FILE, json.dumps(plain) + "\n", durable=True)
+    sync_folder(folder)  # the record's name, and those of the files it stands on, written before it
+    sync_folder(folder.parent)  # the student's folder itself
 
 
 def record(result: SubmissionResult) -> SubmissionResult:
