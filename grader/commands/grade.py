@@ -69,17 +69,17 @@ def usage_problem(args) -> str | None:
                 "(WSL will do)")
     if not args.submissions.is_dir():
         return f"{args.submissions} is not a folder; give the folder with one subfolder (or .zip) per student"
-    if (held := intake.exercise_folder(args.submissions)) is not None:  # a class holds students, never exercises
-        named = ", ".join(sorted(path.name for path in notebooks.chosen_sources(held, True).values()))
-        return (f"{args.submissions} holds exercises itself ({named}): that is one student's work, not a class; "
-                f"check it with `softlookup check {args.submissions}`, or give the folder above it, with one "
-                "folder (or .zip) per student")
     if args.out.exists() and not args.out.is_dir():
         return f"--out {args.out} is a file; give a folder for the gradebook and the feedback"
     if args.out.resolve() == args.submissions.resolve() or args.submissions.resolve() in args.out.resolve().parents:
         return "--out must not be inside the submissions folder (it would be graded as a student)"
     if args.jobs < 1:
         return f"--jobs must be 1 or more, not {args.jobs}"
+    if (held := intake.exercise_folder(args.submissions)) is not None:  # a class holds students, never exercises
+        named = ", ".join(sorted(path.name for path in notebooks.chosen_sources(held, True).values()))
+        return (f"{args.submissions} holds exercises itself ({named}): that is one student's work, not a class; "
+                f"check it with `softlookup check {args.submissions}`, or give the folder above it, with one "
+                "folder (or .zip) per student")
     try:
         shards.parse(args.shard)
     except ValueError as error:
