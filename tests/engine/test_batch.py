@@ -210,7 +210,7 @@ def test_a_judge_that_dies_costs_its_student_alone(tmp_path):
     deadline = time.monotonic() + 120
     while not (out / "a-honest" / gradebook.RESULT_FILE).exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(0.3)  # the judge has replied for a-honest and taken b-looping, whose first call takes 1 s
+    _wait_for_a_worker_computing(running.pid)  # b-looping's: the judge is in the middle of that student
     judge = _judge_of(running.pid)
     started = _started(descendants(running.pid))  # the judge, the fork servers' copies, b-looping's worker
     os.kill(judge, signal.SIGKILL)
@@ -263,6 +263,20 @@ def _started(pids) -> dict[int, str]:
             if fields[0] != "Z":
                 found[pid] = fields[19]
     return found
+
+
+def _wait_for_a_worker_computing(coordinator: int, seconds: float = 0.3):
+    """Wait (for the state, not the clock) until a learner's worker under ``coordinator`` has computed for
+    ``seconds``: a worker runs in a scratch folder of its own, and only a looping student's computes that long."""
+    ticks, deadline = seconds * os.sysconf("SC_CLK_TCK"), time.monotonic() + 120
+    while time.monotonic() < deadline:
+        for pid in descendants(coordinator):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+                if "/scratch-" in os.readlink(f"/proc/{pid}/cwd") and int(fields[11]) + int(fields[12]) >= ticks:
+                    return
+        time.sleep(0.05)
+    raise AssertionError("no worker computed for its student")
 
 
 def _judge_of(coordinator: int) -> int:
