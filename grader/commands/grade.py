@@ -128,6 +128,7 @@ def main(argv=None) -> int:
         print(f"Interrupted: {done}. Run the same command again to grade the rest.", file=sys.stderr)
         return 130
     print(done)
+    print(summary.statuses_line(graded))  # every way a submission failed to run, by its status (grades.csv's)
     if not any(map(_found_anything, graded.values())):
         print(f"softlookup grade: none of the {len(export.students)} students could be graded: no exercise module "
               f"was found in any submission read as {export.title} (see their feedback.md; --layout reads the "
