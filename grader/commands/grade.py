@@ -19,13 +19,14 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from grader.commands import check
-from grader.engine import batch, edition, options, registry, runner, system
+from grader.engine import batch, edition, options, registry, runner, similarity, system
 from grader.engine.intake import Student, escaped
 from grader.engine.options import Options
 from grader.engine.protections import unconfined
 from grader.engine.results import ErrorKind, SubmissionResult, write_atomically
 from grader.platforms import Export, detect, folders, listing
 from grader.reports import gradebook, shards, summary
+from grader.reports.integrity import Integrity
 from grader.usage import Parser, UsageError
 
 NOT_FOUND = (ErrorKind.MISSING, ErrorKind.INVALID)  # why a check had nothing to grade: no module, no readable submission
@@ -50,6 +51,10 @@ def parser() -> Parser:
     p.add_argument("--shard", default="1/1", metavar="K/N",
                    help="grade share K of N only, for a class graded on N machines and joined by softlookup merge: "
                         "each student is in one share, the same on every machine (default: 1/1, the whole class)")
+    p.add_argument("--similarity", type=float, default=similarity.DEFAULT_THRESHOLD, metavar="SHARE",
+                   help="list in the summary pairs of students whose own code for an exercise is alike: at least "
+                        f"this share of one's code in the other's (default {similarity.DEFAULT_THRESHOLD:g}; 0 "
+                        "compares nothing). Evidence for a person to look at, never a grade")
     p.add_argument("--allow-unconfined", action="store_true",
                    help="grade even where this machine cannot confine student code fully (not recommended)")
     return p
@@ -73,6 +78,8 @@ def usage_problem(args) -> str | None:
         shards.parse(args.shard)
     except ValueError as error:
         return str(error)
+    if not 0 <= args.similarity <= 1:
+        return f"--similarity is a share of a student's code, from 0 (compare nothing) to 1, not {args.similarity:g}"
     return Options.of(args).problem()
 
 
@@ -118,7 +125,8 @@ def main(argv=None) -> int:
     except Exception as error:  # the coordinator's own fault: the gradebook of those graded is still written
         failure = f"the batch stopped ({batch.described(error)})"
     charts.join()
-    graded = write_gradebook(args.out, export, exercises, args.assignment)
+    graded = write_gradebook(args.out, export, exercises, args.assignment, args.similarity,
+                             Options.of(args).reference_folder)
     written = ", ".join(str(args.out / name) for name in ("grades.csv", *_import_file(export.layout)))
     again = "graded again" if args.force else "new"
     done = f"{len(graded)} of {len(export.students)} students graded ({len(fresh)} {again}); gradebook in {written}"
@@ -135,6 +143,20 @@ def main(argv=None) -> int:
               "folder as another layout)", file=sys.stderr)
         return 1
     return 0
+
+
+def findings(export: Export, exercises: list[registry.Exercise], graded: set[str], similar: float,
+             solutions: Path) -> Integrity:
+    """What the summary says beside the grades, of the students graded (issue 46): pairs whose own code is alike
+    at ``similar`` or more (0: not compared), the stubs made from ``solutions`` counting for nothing."""
+    from grader.releases import handed_out  # nbformat, for the notebooks handed out: only once a class is graded
+
+    found = Integrity(threshold=similar, compared=similar > 0)
+    if found.compared:
+        modules = [exercise.module for exercise in exercises]
+        code = {student.id: similarity.sources(student, modules) for student in export.students if student.id in graded}
+        found.similar = similarity.pairs(code, handed_out.boilerplate(solutions, exercises), similar)
+    return found
 
 
 def mixed_layouts(folder: Path, export: Export) -> str:
@@ -155,14 +177,15 @@ def mixed_layouts(folder: Path, export: Export) -> str:
     return ""
 
 
-def write_gradebook(out: Path, export: Export, exercises: list[registry.Exercise],
-                    assignment: str) -> dict[str, SubmissionResult]:
+def write_gradebook(out: Path, export: Export, exercises: list[registry.Exercise], assignment: str,
+                    similar: float = 0.0, solutions: Path = registry.SOLUTIONS_DIR) -> dict[str, SubmissionResult]:
     """grades.csv, summary.md, summary.html and the platform's import file from every student graded so far.
 
     Who a student is comes from the export read now, so a corrected export renames them without a regrade.
     """
     graded = {s.id: batch.identified(found, s) for s in export.students if (found := _result_in(out, s)) is not None}
-    gradebook.write_class(out, graded, [exercise.module for exercise in exercises])
+    found = findings(export, exercises, set(graded), similar, solutions)
+    gradebook.write_class(out, graded, [exercise.module for exercise in exercises], found)
     for name in _import_file(export.layout):
         write_atomically(out / name, detect.LAYOUTS[export.layout].gradebook_import(graded, assignment))
     return graded

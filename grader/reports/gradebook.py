@@ -32,9 +32,10 @@ from pathlib import Path
 
 from grader.engine.intake import NAME_BYTES
 from grader.engine.results import SubmissionResult, redacted, writable, writable_copy, write_atomically
-from grader.reports import feedback, shards, summary
+from grader.reports import feedback, integrity, shards, summary
 from grader.reports.gradescope import gradescope
 from grader.reports.inert import csv_text
+from grader.reports.integrity import Integrity
 from grader.reports.verdicts import points
 
 RESULT_FILE = "softlookup.json"
@@ -70,7 +71,8 @@ def student_folder(out: Path, student: str) -> Path:
     return Path(out) / name
 
 
-def write_class(out: Path, graded: dict[str, SubmissionResult], exercises: list[str]):
+def write_class(out: Path, graded: dict[str, SubmissionResult], exercises: list[str],
+                findings: Integrity | None = None):
     """The class's files in ``out`` (:data:`CLASS_FILES`): the gradebook and the summary, in Markdown and HTML.
 
     A folder in the way (a student's, from a version of the kit that named
@@ -80,9 +82,9 @@ def write_class(out: Path, graded: dict[str, SubmissionResult], exercises: list[
     for name in RESERVED:
         if (out / name).is_dir() and not (out / name).is_symlink():
             os.rename(out / name, student_folder(out, name))  # refuses, rather than merges, if that exists too
-    write_atomically(out / "grades.csv", grades_csv(graded, exercises))
-    write_atomically(out / "summary.md", summary.markdown(graded))
-    write_atomically(out / "summary.html", summary.page(graded))
+    write_atomically(out / "grades.csv", grades_csv(graded, exercises, findings))
+    write_atomically(out / "summary.md", summary.markdown(graded, findings))
+    write_atomically(out / "summary.html", summary.page(graded, findings))
 
 
 # -- a student's feedback ------------------------------------------------------------------------
@@ -134,7 +136,7 @@ def read_student(folder: Path) -> tuple[str, SubmissionResult] | None:
 # -- the class -----------------------------------------------------------------------------------
 
 
-def grades_csv(graded: dict[str, SubmissionResult], exercises: list[str]) -> str:
+def grades_csv(graded: dict[str, SubmissionResult], exercises: list[str], findings: Integrity | None = None) -> str:
     """``student,name,email,late,score,max_score,status`` and one column per exercise, a row per student.
 
     The id, name and email are the students' text (as the export gave them) and go through :func:`csv_text`;
@@ -144,11 +146,14 @@ def grades_csv(graded: dict[str, SubmissionResult], exercises: list[str]) -> str
     """
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180's: a cell holding either is then quoted
-    writer.writerow(["student", "name", "email", "late", "score", "max_score", "status", *exercises])
+    kit_column = findings is not None and findings.kit_changes is not None  # read from GitHub Classroom
+    writer.writerow(["student", "name", "email", "late", "score", "max_score", "status", *exercises]
+                    + [integrity.KIT_COLUMN] * kit_column)
     for student in sorted(graded):
         result = graded[student]
         scores = {exercise.name: exercise.score for exercise in result.exercises}
         writer.writerow([csv_text(student), csv_text(result.name), csv_text(result.email), "yes" if result.late else "",
                          points(result.score), points(result.max_score), result.status,
-                         *[points(scores.get(name, 0.0)) for name in exercises]])
+                         *[points(scores.get(name, 0.0)) for name in exercises]]
+                        + ([csv_text(integrity.kit_cell(findings, student))] if kit_column else []))
     return out.getvalue()

@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from grader.engine import registry
 from grader.engine.results import (ERROR_STATUS, STATUSES, CheckResult, ErrorKind, ExerciseResult, SubmissionResult,
                                    writable)
-from grader.reports import inert
+from grader.reports import inert, integrity
+from grader.reports.integrity import Integrity
 from grader.reports.verdicts import points
 
 # Why an exercise has nothing of a student's to grade, or some checks of it no code to run, in the order shown:
@@ -175,8 +176,9 @@ def statuses_line(graded: dict[str, SubmissionResult]) -> str:
     return "Statuses: " + ", ".join(f"{status} {statuses[status]}" for status in STATUSES if statuses[status]) + "."
 
 
-def markdown(graded: dict[str, SubmissionResult]) -> str:
-    """summary.md: the scores, the mistakes to teach again, and what was not there to grade."""
+def markdown(graded: dict[str, SubmissionResult], findings: Integrity | None = None) -> str:
+    """summary.md: the scores, the mistakes to teach again, what was not there to grade, and ``findings`` for a
+    person to look at (:mod:`grader.reports.integrity`)."""
     inline = inert.inline
     scores = [result.score for result in graded.values()]
     maximum = max((result.max_score for result in graded.values()), default=0)
@@ -220,11 +222,13 @@ def markdown(graded: dict[str, SubmissionResult]) -> str:
                   for exercise, counts in table.items() if counts]
     else:
         lines.append("Every student handed in every exercise, and started every function.")
+    lines += integrity.markdown(findings) if findings is not None else []
     return "\n".join(lines) + "\n"
 
 
-def page(graded: dict[str, SubmissionResult]) -> str:
-    """summary.html: summary.md's tables, with the score histogram and a chart of the mistakes most made."""
+def page(graded: dict[str, SubmissionResult], findings: Integrity | None = None) -> str:
+    """summary.html: summary.md's tables and findings, with the score histogram and a chart of the mistakes most
+    made."""
     found = mistakes(graded)
     body = []
     if graded:
@@ -264,6 +268,7 @@ def page(graded: dict[str, SubmissionResult]) -> str:
         body.append("</tbody></table>")
     else:
         body.append("<p>Every student handed in every exercise, and started every function.</p>")
+    body += integrity.page(findings) if findings is not None else []
     return inert.html_page(f"Class summary: {len(graded)} students", "\n".join(body))  # its one heading
 
 
