@@ -24,7 +24,7 @@ from grader.engine.intake import Student, escaped
 from grader.engine.options import Options
 from grader.engine.protections import unconfined
 from grader.engine.results import ErrorKind, SubmissionResult, write_atomically
-from grader.platforms import Export, detect, folders, listing
+from grader.platforms import Export, detect, folders, github_classroom, listing
 from grader.reports import gradebook, shards, summary
 from grader.reports.integrity import Integrity
 from grader.usage import Parser, UsageError
@@ -148,15 +148,34 @@ def main(argv=None) -> int:
 def findings(export: Export, exercises: list[registry.Exercise], graded: set[str], similar: float,
              solutions: Path) -> Integrity:
     """What the summary says beside the grades, of the students graded (issue 46): pairs whose own code is alike
-    at ``similar`` or more (0: not compared), the stubs made from ``solutions`` counting for nothing."""
+    at ``similar`` or more (0: not compared), the stubs made from ``solutions`` counting for nothing; and, for
+    GitHub Classroom clones, the kit's files each repository changed."""
     from grader.releases import handed_out  # nbformat, for the notebooks handed out: only once a class is graded
 
+    students = [student for student in export.students if student.id in graded]
     found = Integrity(threshold=similar, compared=similar > 0)
     if found.compared:
         modules = [exercise.module for exercise in exercises]
-        code = {student.id: similarity.sources(student, modules) for student in export.students if student.id in graded}
+        code = {student.id: similarity.sources(student, modules) for student in students}
         found.similar = similarity.pairs(code, handed_out.boilerplate(solutions, exercises), similar)
+    if export.layout == github_classroom.NAME:
+        expected = handed_out.bundle_digests(solutions)
+        changes = {s.id: handed_out.kit_changes(Path(s.path), expected) for s in students if s.path and not s.problem}
+        if alike := _changed_alike(changes):
+            named = ", ".join(sorted(alike)[:5]) + (f" and {len(alike) - 5} more" if len(alike) > 5 else "")
+            print(f"softlookup grade: warning: every repository holds {named} alike, and this kit releases "
+                  f"{'it' if len(alike) == 1 else 'them'} otherwise: was the bundle released with another version "
+                  "of the kit, Python, torch or transformers? Not counted against any student", file=sys.stderr)
+        found.kit_changes = {student: sorted(set(files) - alike) for student, files in changes.items()}
     return found
+
+
+def _changed_alike(changes: dict[str, dict[str, str]]) -> set[str]:
+    """The kit's files that every repository (two or more) changed the same way: the kit moved, not the class."""
+    if len(changes) < 2:
+        return set()
+    first, *others = changes.values()
+    return {name for name, digest in first.items() if all(other.get(name) == digest for other in others)}
 
 
 def mixed_layouts(folder: Path, export: Export) -> str:
