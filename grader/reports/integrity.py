@@ -31,6 +31,7 @@ class Integrity:
     similar: list[Pair] = field(default_factory=list)
     threshold: float = DEFAULT_THRESHOLD
     compared: bool = False  # whether the similarity pass ran (`softlookup grade --similarity 0` skips it)
+    not_compared: str = "Not compared (`--similarity 0`)."  # why not, where it did not run
     kit_changes: dict[str, list[str]] | None = None  # student -> the kit's files their repository changed
 
 
@@ -56,7 +57,7 @@ def markdown(integrity: Integrity) -> list[str]:
     inline = inert.inline
     lines = ["", f"## {SIMILAR}", ""]
     if not integrity.compared:
-        lines.append("Not compared (`--similarity 0`).")
+        lines.append(integrity.not_compared)  # the kit's own words
     else:
         lines += [_similar_intro(integrity), ""]
         for pair in integrity.similar:
@@ -80,7 +81,7 @@ def page(integrity: Integrity) -> list[str]:
     """summary.html's sections: the same as :func:`markdown`'s."""
     body = [f"<h2>{SIMILAR}</h2>"]
     if not integrity.compared:
-        body.append("<p>Not compared (<code>--similarity 0</code>).</p>")
+        body.append(f"<p>{html.escape(integrity.not_compared).replace('`', '')}</p>")
     else:
         body.append(f"<p>{html.escape(_similar_intro(integrity)).replace('`', '')}</p>")
         for pair in integrity.similar:
