@@ -11,6 +11,7 @@ student who resubmitted; and a student who handed in nothing to grade.
 from __future__ import annotations
 
 import re
+import shutil
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,6 +194,15 @@ def classroom_repository(folder: Path, files: dict[str, str]) -> Path:
     write(folder / ".git", {"HEAD": "ref: refs/heads/main\n"})
     write(folder, {"README.md": "# Attention as a soft lookup\n"})
     write(folder / "assignments", {"softmax.py": (ASSIGNMENTS / "softmax.py").read_text(), **files})
+    return folder
+
+
+def classroom_clone(bundle: Path, folder: Path, files: dict[str, str]) -> Path:
+    """A clone of a student's repository as Classroom makes it from a real bundle (``softlookup release
+    student``): every file of the bundle, git's folder, and the student's work written over assignments/."""
+    shutil.copytree(bundle, folder)
+    write(folder / ".git", {"HEAD": "ref: refs/heads/main\n"})
+    write(folder / "assignments", files)
     return folder
 
 

@@ -24,14 +24,15 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from grader.commands import check
-from grader.engine import batch, edition, intake, notebooks, options, registry, runner, system
+from grader.engine import batch, edition, intake, notebooks, options, registry, runner, similarity, system
 from grader.engine.intake import Student, escaped
 from grader.engine.options import Options
 from grader.engine.protections import unconfined
 from grader.engine.results import ErrorKind, SubmissionResult, write_atomically
-from grader.platforms import Export, detect, folders, listing
+from grader.platforms import Export, detect, folders, github_classroom, listing
 from grader.reports import class_record, gradebook, shards, summary
 from grader.reports.class_record import ClassRecord
+from grader.reports.integrity import Integrity
 from grader.usage import Parser, UsageError
 
 NOT_FOUND = (ErrorKind.MISSING, ErrorKind.INVALID)  # why a check had nothing to grade: no module, no readable submission
@@ -56,6 +57,10 @@ def parser() -> Parser:
     p.add_argument("--shard", default="1/1", metavar="K/N",
                    help="grade share K of N only, for a class graded on N machines and joined by softlookup merge: "
                         "each student is in one share, the same on every machine (default: 1/1, the whole class)")
+    p.add_argument("--similarity", type=float, default=similarity.DEFAULT_THRESHOLD, metavar="SHARE",
+                   help="list in the summary pairs of students whose own code for an exercise is alike: at least "
+                        f"this share of one's code in the other's (default {similarity.DEFAULT_THRESHOLD:g}; 0 "
+                        "compares nothing). Evidence for a person to look at, never a grade")
     p.add_argument("--allow-unconfined", action="store_true",
                    help="grade even where this machine cannot confine student code fully (not recommended)")
     return p
@@ -84,6 +89,8 @@ def usage_problem(args) -> str | None:
         shards.parse(args.shard)
     except ValueError as error:
         return str(error)
+    if not 0 <= args.similarity <= 1:
+        return f"--similarity is a share of a student's code, from 0 (compare nothing) to 1, not {args.similarity:g}"
     return Options.of(args).problem()
 
 
@@ -146,7 +153,8 @@ def _graded_class(args, export: Export, exercises: list[registry.Exercise], reco
         failure = f"the batch stopped ({batch.described(error)})"
     charts.join()
     try:
-        graded = write_gradebook(record, export, exercises, args.assignment)
+        graded = write_gradebook(record, export, exercises, args.assignment, args.similarity,
+                                 Options.of(args).reference_folder)
     except OSError as error:  # the disk is full past the space kept aside: each student's own files stand
         raise UsageError(f"the class's files could not be written in {args.out} ({batch.described(error)}); every "
                          "student graded is recorded in their folder: free some space and run the same command "
@@ -164,12 +172,46 @@ def _graded_class(args, export: Export, exercises: list[registry.Exercise], reco
         print(f"Interrupted: {done}. Run the same command again to grade the rest.", file=sys.stderr)
         return 130
     print(done)
+    print(summary.statuses_line(graded))  # every way a submission failed to run, by its status (grades.csv's)
     if not any(map(_found_anything, graded.values())):
         print(f"softlookup grade: none of the {len(export.students)} students could be graded: no exercise module "
               f"was found in any submission read as {export.title} (see their feedback.md; --layout reads the "
               "folder as another layout)", file=sys.stderr)
         return 1
     return 0
+
+
+def findings(export: Export, exercises: list[registry.Exercise], graded: set[str], similar: float,
+             solutions: Path) -> Integrity:
+    """What the summary says beside the grades, of the students graded (issue 46): pairs whose own code is alike
+    at ``similar`` or more (0: not compared), the stubs made from ``solutions`` counting for nothing; and, for
+    GitHub Classroom clones, the kit's files each repository changed."""
+    from grader.releases import handed_out  # nbformat, for the notebooks handed out: only once a class is graded
+
+    students = [student for student in export.students if student.id in graded]
+    found = Integrity(threshold=similar, compared=similar > 0)
+    if found.compared:
+        modules = [exercise.module for exercise in exercises]
+        code = {student.id: similarity.sources(student, modules) for student in students}
+        found.similar = similarity.pairs(code, handed_out.boilerplate(solutions, exercises), similar)
+    if export.layout == github_classroom.NAME:
+        expected = handed_out.bundle_digests(solutions)
+        changes = {s.id: handed_out.kit_changes(Path(s.path), expected) for s in students if s.path and not s.problem}
+        if alike := _changed_alike(changes):
+            named = ", ".join(sorted(alike)[:5]) + (f" and {len(alike) - 5} more" if len(alike) > 5 else "")
+            print(f"softlookup grade: warning: every repository holds {named} alike, and this kit releases "
+                  f"{'it' if len(alike) == 1 else 'them'} otherwise: was the bundle released with another version "
+                  "of the kit, Python, torch or transformers? Not counted against any student", file=sys.stderr)
+        found.kit_changes = {student: sorted(set(files) - alike) for student, files in changes.items()}
+    return found
+
+
+def _changed_alike(changes: dict[str, dict[str, str]]) -> set[str]:
+    """The kit's files that every repository (two or more) changed the same way: the kit moved, not the class."""
+    if len(changes) < 2:
+        return set()
+    first, *others = changes.values()
+    return {name for name, digest in first.items() if all(other.get(name) == digest for other in others)}
 
 
 def mixed_layouts(folder: Path, export: Export) -> str:
@@ -207,8 +249,8 @@ def _regraded(reasons, said: str = "regraded") -> str:
     return "; ".join(f"{count} {said}: {reason}" for reason, count in counted.most_common())
 
 
-def write_gradebook(record: ClassRecord, export: Export, exercises: list[registry.Exercise],
-                    assignment: str) -> dict[str, SubmissionResult]:
+def write_gradebook(record: ClassRecord, export: Export, exercises: list[registry.Exercise], assignment: str,
+                    similar: float = 0.0, solutions: Path = registry.SOLUTIONS_DIR) -> dict[str, SubmissionResult]:
     """grades.csv, summary.md, summary.html and the platform's import file from every student whose record
     stands (graded so far, and nothing changed since).
 
@@ -216,7 +258,8 @@ def write_gradebook(record: ClassRecord, export: Export, exercises: list[registr
     """
     graded = {s.id: batch.identified(found, s) for s in export.students
               if (found := record.standing(s)[0]) is not None}
-    record.write(lambda: gradebook.write_class(record.out, graded, [exercise.module for exercise in exercises]))
+    found = findings(export, exercises, set(graded), similar, solutions)
+    record.write(lambda: gradebook.write_class(record.out, graded, [exercise.module for exercise in exercises], found))
     for name in _import_file(export.layout):
         text = detect.LAYOUTS[export.layout].gradebook_import(graded, assignment)
         record.write(lambda: write_atomically(record.out / name, text))

@@ -20,7 +20,13 @@ from grader.engine import registry
 from grader.engine.results import SubmissionResult, write_atomically
 from grader.platforms import detect
 from grader.reports import gradebook, shards
+from grader.reports.integrity import Integrity
 from grader.usage import Parser, UsageError
+
+
+# The merge reads no student's work, so it cannot compare the class's code (softlookup grade's similarity pass).
+NOT_COMPARED = ("Not compared: softlookup merge reads no student's work. Each share's own summary lists the pairs "
+                "within that share; softlookup grade of the whole class compares everyone.")
 
 
 def parser() -> Parser:
@@ -46,7 +52,7 @@ def main(argv=None) -> int:
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(folder, target)
     ordered = {student: graded[student] for student in first.everyone}
-    gradebook.write_class(args.out, ordered, list(first.exercises))
+    gradebook.write_class(args.out, ordered, list(first.exercises), Integrity(not_compared=NOT_COMPARED))
     platform = detect.LAYOUTS[first.layout]
     if platform.IMPORT_FILE:
         write_atomically(args.out / platform.IMPORT_FILE, platform.gradebook_import(ordered, first.assignment))

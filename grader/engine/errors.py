@@ -60,6 +60,9 @@ class SubmissionError(Exception):
             return f"{name} tried to end the program (sys.exit({self.message})){place}; return a value instead."
         if self.kind == ErrorKind.SYNTAX:
             return f"Python could not read your file: {self.message}{place}."
+        if self.kind == ErrorKind.MISSING_FUNCTION:
+            return (f"{self.message[0].upper()}{self.message[1:]}: the checks call it by the name its stub gives "
+                    "it (renamed, or deleted?).")
         if self.kind in (ErrorKind.MISSING, ErrorKind.INVALID):
             return f"{self.message[0].upper()}{self.message[1:]}."
         if self.kind == ErrorKind.REFUSED:

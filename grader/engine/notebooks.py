@@ -200,7 +200,9 @@ def write_modules(sources: dict[str, Path], target: Path, keep_going: bool = Fal
     A notebook that cannot be read raises NotebookError, or with
     ``keep_going`` (a class is being graded) becomes a module that fails to
     import with that message, so that only its exercise, and those that
-    import it, lose their points.
+    import it, lose their points: a SyntaxError of no line in the notebook's
+    name, which the worker reports as ``invalid`` (no code was there to run),
+    not as a syntax error of the learner's.
 
     A source that is a link out of its folder is never read here: it goes into
     ``target`` as a link to the same file, which the engine refuses as it

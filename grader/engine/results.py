@@ -45,12 +45,14 @@ class ErrorKind(StrEnum):
     NOT_IMPLEMENTED = "not_implemented"  # the learner's own code raised NotImplementedError: a stub, not started
     EXCEPTION = "exception"  # any other exception, a library's NotImplementedError included
     SYNTAX = "syntax"
+    MISSING_FUNCTION = "missing_function"  # the module has no function of the name a check calls
     EXIT = "exit"
     MEMORY = "memory"
     ENCODING = "encoding"  # a value that cannot cross the boundary as plain data
     REFUSED = "refused"  # the confinement refused a network connection, a process or a file
     HUNG = "hung"  # a call into a function that ran past its time limit earlier in this grading
     # What the judge finds itself.
+    IMPORT = "import"  # an exception raised while the module was imported: no function of it could be called
     TIMEOUT = "timeout"
     BUDGET = "budget"  # the submission's time budget was spent
     DISK = "disk"  # the worker wrote more to its scratch folder than it may keep there
@@ -62,12 +64,20 @@ class ErrorKind(StrEnum):
 
 
 WORKER_KINDS = frozenset({ErrorKind.NOT_IMPLEMENTED, ErrorKind.EXCEPTION, ErrorKind.SYNTAX, ErrorKind.EXIT,
-                          ErrorKind.MEMORY, ErrorKind.ENCODING, ErrorKind.REFUSED, ErrorKind.HUNG})  # a worker's say
+                          ErrorKind.MEMORY, ErrorKind.ENCODING, ErrorKind.REFUSED, ErrorKind.HUNG,
+                          ErrorKind.MISSING_FUNCTION, ErrorKind.INVALID})  # a worker's say
 
-STATUSES = ["ok", "timeout", "memory", "disk", "crashed", "judge-died", "missing", "invalid"]  # from best to worst
-ERROR_STATUS = {ErrorKind.TIMEOUT: "timeout", ErrorKind.MEMORY: "memory", ErrorKind.DISK: "disk",
-                ErrorKind.CRASH: "crashed", ErrorKind.JUDGE_DIED: "judge-died", ErrorKind.EXIT: "crashed",
-                ErrorKind.MISSING: "missing", ErrorKind.INVALID: "invalid", ErrorKind.SYNTAX: "invalid"}
+# Every way a submission failed to run, from best to worst: the gradebook's status column, feedback's status line,
+# the summary's counts. ``not-started`` and ``missing`` are quiet: a submission reads one of them only where
+# nothing louder happened, so that a loop is never hidden behind a stub left as it was handed out.
+STATUSES = ["ok", "not-started", "missing", "timeout", "memory", "disk", "crashed", "judge-died", "missing-function",
+            "import-error", "syntax-error", "invalid"]
+QUIET_STATUSES = ("not-started", "missing")
+ERROR_STATUS = {ErrorKind.TIMEOUT: "timeout", ErrorKind.BUDGET: "timeout", ErrorKind.MEMORY: "memory",
+                ErrorKind.DISK: "disk", ErrorKind.CRASH: "crashed", ErrorKind.JUDGE_DIED: "judge-died",
+                ErrorKind.EXIT: "crashed", ErrorKind.MISSING: "missing", ErrorKind.INVALID: "invalid",
+                ErrorKind.SYNTAX: "syntax-error", ErrorKind.IMPORT: "import-error",
+                ErrorKind.MISSING_FUNCTION: "missing-function"}
 
 
 def points_total(points) -> float:
@@ -123,6 +133,13 @@ class ExerciseResult:
             return "done"
         return "in progress"
 
+    @property
+    def statuses(self) -> set[str]:
+        """Every way this exercise's code failed to run (of :data:`STATUSES`, ``ok`` left out): an error of a
+        check's that stopped the learner's code, or ``not-started`` where every check met a stub."""
+        found = {ERROR_STATUS[check.error] for check in self.checks if check.error in ERROR_STATUS}
+        return found | {"not-started"} if self.status == "not started" else found
+
     def grouped(self) -> dict[tuple[str, bool], list[CheckResult]]:
         """The cases of each check together, in the order they ran."""
         groups: dict[tuple[str, bool], list[CheckResult]] = {}
@@ -157,26 +174,27 @@ class SubmissionResult:
 
     @property
     def status(self) -> str:
-        """What happened while grading, for a gradebook: the worst that the work handed in did (timeout,
-        memory, crashed, invalid), else ``missing`` where something was not handed in, else ``ok``.
+        """What happened while grading, for a gradebook: the worst that the work handed in did (timeout, an
+        exception at import, a syntax error, ...), else ``missing`` where something was not handed in, else
+        ``not-started`` where a stub was handed in as it was given, else ``ok``.
 
         A student whose code looped reads ``timeout`` even where a module is
-        missing too: ``missing`` alone says that nothing else went wrong, so it
+        missing too: a quiet status says that nothing else went wrong, so it
         never hides a loop behind "handed nothing in".
         """
-        seen = {ERROR_STATUS.get(check.error, "ok") for exercise in self.exercises for check in exercise.checks}
-        if happened := seen - {"ok", "missing"}:
-            return max(happened, key=STATUSES.index)
-        return "missing" if "missing" in seen else "ok"
+        seen = {status for exercise in self.exercises for status in exercise.statuses}
+        if loud := seen - set(QUIET_STATUSES):
+            return max(loud, key=STATUSES.index)
+        return max(seen, key=STATUSES.index, default="ok")
 
     def statuses(self) -> dict[str, list[str]]:
         """Every status but ``ok`` that some exercise had, in the order :attr:`status` ranks them (its own first,
-        ``missing`` last), each with the exercises that had it."""
+        the quiet ones last), each with the exercises that had it."""
         found: dict[str, list[str]] = {}
         for exercise in self.exercises:
-            for kind in {ERROR_STATUS.get(check.error, "ok") for check in exercise.checks} - {"ok"}:
-                found.setdefault(kind, []).append(exercise.name)
-        return dict(sorted(found.items(), key=lambda item: (item[0] == "missing", -STATUSES.index(item[0]))))
+            for status in sorted(exercise.statuses):
+                found.setdefault(status, []).append(exercise.name)
+        return dict(sorted(found.items(), key=lambda item: (item[0] in QUIET_STATUSES, -STATUSES.index(item[0]))))
 
     def to_plain(self) -> dict:
         """``dataclasses.asdict(self)``, built directly (asdict deep-copies every value: 17 ms for a class's checks)."""
@@ -241,6 +259,9 @@ HIDDEN_ERRORS = {
     ErrorKind.MISSING: "not graded: the module is missing (the public checks say what to do)",
     ErrorKind.INVALID: "not graded: the module could not be read (the public checks say why)",
     ErrorKind.SYNTAX: "not graded: the module could not be read (the public checks say why)",
+    ErrorKind.IMPORT: "not graded: the module raised an error as it was imported (the public checks say which)",
+    ErrorKind.MISSING_FUNCTION: "not graded: the module has no function of the name this check calls (the public "
+                                "checks say which)",
     ErrorKind.KIT: "the grader could not judge this check; please report it",
 }
 HIDDEN_OTHERWISE = ("your code crashed, ended the program or did something the checks refuse on inputs that "

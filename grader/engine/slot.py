@@ -342,6 +342,8 @@ class Slot:
         if "error" in answer:
             error = answer["error"]
             error.label = label
+            if op == "import" and error.kind == ErrorKind.EXCEPTION:  # no function of it could be called at all
+                error.kind = ErrorKind.IMPORT
             raise error
         try:
             value = codec.from_plain(answer["value"])

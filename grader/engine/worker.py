@@ -325,8 +325,13 @@ def install_stand_ins(hung: list[list[str]], directory: str | None):
             continue
 
 
-_KINDS = ((SystemExit, ErrorKind.EXIT), (MemoryError, ErrorKind.MEMORY), (codec.EncodingError, ErrorKind.ENCODING),
-          (SyntaxError, ErrorKind.SYNTAX), (RanPastItsLimit, ErrorKind.HUNG))  # by the exception's type, in order
+class MissingFunction(AttributeError):
+    """The module a check calls has no function of the name it calls (renamed or deleted): a status of its own."""
+
+
+_KINDS = ((SystemExit, ErrorKind.EXIT), (MissingFunction, ErrorKind.MISSING_FUNCTION),
+          (MemoryError, ErrorKind.MEMORY), (codec.EncodingError, ErrorKind.ENCODING), (SyntaxError, ErrorKind.SYNTAX),
+          (RanPastItsLimit, ErrorKind.HUNG))  # by the exception's type, in order
 
 
 def describe(exc: BaseException, directory: str | None) -> dict:
@@ -336,6 +341,8 @@ def describe(exc: BaseException, directory: str | None) -> dict:
         kind = ErrorKind.REFUSED
     elif isinstance(exc, NotImplementedError) and _raised_by_learner(exc, directory):
         kind = ErrorKind.NOT_IMPLEMENTED  # the stub's raise: not started; a library's is an exception
+    elif isinstance(exc, SyntaxError) and exc.lineno is None and str(exc.filename or "").endswith(".ipynb"):
+        kind = ErrorKind.INVALID  # notebooks.write_modules' stand-in for a notebook it could not read: no code at all
     else:
         kind = next((kind for raised, kind in _KINDS if isinstance(exc, raised)), ErrorKind.EXCEPTION)
     where = _learner_frame(exc.__traceback__, directory)
@@ -383,7 +390,7 @@ class Worker:
             return {"value": None}
         function = getattr(module, request["function"], None)
         if not callable(function):
-            raise AttributeError(f"{request['module']}.py has no function {request['function']}()")
+            raise MissingFunction(f"{request['module']}.py has no function {request['function']}()")
         value = codec.to_plain(function(*args))
         if request.get("report_arguments"):  # the judge compares them with what it sent
             return {"value": value, "arguments": codec.to_plain(list(args))}

@@ -10,7 +10,10 @@ does. A student's id is their username: the repository's name less the
 slug, taken from the folder's ``-submissions`` name or, failing that, from
 the prefix all the repositories share. Classroom's repositories carry no
 names or emails (its roster does), and Classroom takes no grades back: it
-records the points of the bundle's own workflow.
+records the points of the bundle's own workflow, which lives in the student's
+repository with the ``grader/`` it runs: self-reported points. ``softlookup
+grade`` grades with the instructor's kit, and names the repositories that
+changed the kit's files (``grader.releases.handed_out.kit_changes``).
 """
 
 from __future__ import annotations

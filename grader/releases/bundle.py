@@ -76,6 +76,9 @@ KEPT_BACK = {
     "engine/batch.py": "the judges of softlookup grade, which grade a class with the hidden checks",
     "releases/__init__.py": "the releases: they read solutions/",
     "releases/classroom.py": "the GitHub Classroom workflow, written into this bundle by the release",
+    "engine/similarity.py": "softlookup grade's pairs of students whose code is alike",
+    "reports/integrity.py": "the class summary's findings beside the grades: pairs alike, kit files changed",
+    "releases/handed_out.py": "what the instructor's kit hands out, as softlookup grade compares a class with it",
 }
 DEPENDENCIES = ["numpy", "pytest", "rich", "torch", "transformers", "matplotlib", "jupyterlab", "ipykernel",
                 "ipywidgets", "nbformat", "nbclient"]

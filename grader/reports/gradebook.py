@@ -32,9 +32,10 @@ from pathlib import Path
 
 from grader.engine.intake import NAME_BYTES
 from grader.engine.results import SubmissionResult, redacted, sync_folder, writable, writable_copy, write_atomically
-from grader.reports import feedback, shards, summary
+from grader.reports import feedback, integrity, shards, summary
 from grader.reports.gradescope import gradescope
 from grader.reports.inert import csv_text
+from grader.reports.integrity import Integrity
 from grader.reports.verdicts import points
 
 RESULT_FILE = "softlookup.json"
@@ -70,7 +71,8 @@ def student_folder(out: Path, student: str) -> Path:
     return Path(out) / name
 
 
-def write_class(out: Path, graded: dict[str, SubmissionResult], exercises: list[str]):
+def write_class(out: Path, graded: dict[str, SubmissionResult], exercises: list[str],
+                findings: Integrity | None = None):
     """The class's files in ``out`` (:data:`CLASS_FILES`): the gradebook and the summary, in Markdown and HTML.
 
     A folder in the way (a student's, from a version of the kit that named
@@ -80,9 +82,9 @@ def write_class(out: Path, graded: dict[str, SubmissionResult], exercises: list[
     for name in RESERVED:
         if (out / name).is_dir() and not (out / name).is_symlink():
             os.rename(out / name, student_folder(out, name))  # refuses, rather than merges, if that exists too
-    write_atomically(out / "grades.csv", grades_csv(graded, exercises))
-    write_atomically(out / "summary.md", summary.markdown(graded))
-    write_atomically(out / "summary.html", summary.page(graded))
+    write_atomically(out / "grades.csv", grades_csv(graded, exercises, findings))
+    write_atomically(out / "summary.md", summary.markdown(graded, findings))
+    write_atomically(out / "summary.html", summary.page(graded, findings))
 
 
 # -- a student's feedback ------------------------------------------------------------------------
@@ -152,9 +154,10 @@ def read_student(folder: Path) -> tuple[str, SubmissionResult, dict] | None:
 # -- the class -----------------------------------------------------------------------------------
 
 
-def grades_csv(graded: dict[str, SubmissionResult], exercises: list[str]) -> str:
-    """``student,name,email,late,score,max_score,status``, one column per exercise and ``edition`` (the kit that
-    graded the row, :func:`grader.engine.edition.kit_edition`), a row per student.
+def grades_csv(graded: dict[str, SubmissionResult], exercises: list[str], findings: Integrity | None = None) -> str:
+    """``student,name,email,late,score,max_score,status``, one column per exercise, ``edition`` (the kit that
+    graded the row, :func:`grader.engine.edition.kit_edition`) and, for GitHub Classroom's clones, the kit's files
+    each repository changed; a row per student.
 
     The id, name and email are the students' text (as the export gave them) and go through :func:`csv_text`;
     every other cell is the kit's (a number, a status, ``yes`` for a late submission) and stays as it is, so
@@ -162,7 +165,7 @@ def grades_csv(graded: dict[str, SubmissionResult], exercises: list[str]) -> str
     the line ending it writes, and a lone CR in an unquoted cell would start a new row in a spreadsheet.
     """
     return grades_table({student: grade_row(student, result, exercises) for student, result in graded.items()},
-                        exercises)
+                        exercises, findings)
 
 
 def grade_row(student: str, result: SubmissionResult, exercises: list[str]) -> list[str]:
@@ -173,11 +176,14 @@ def grade_row(student: str, result: SubmissionResult, exercises: list[str]) -> l
             *[points(scores.get(name, 0.0)) for name in exercises], result.edition]
 
 
-def grades_table(rows: dict[str, list[str]], exercises: list[str]) -> str:
+def grades_table(rows: dict[str, list[str]], exercises: list[str], findings: Integrity | None = None) -> str:
     """:func:`grades_csv` from rows already made (:func:`grade_row`), by student id: a class run keeps them, and
     writes the gradebook again after each student for the price of joining them."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180's: a cell holding either is then quoted
-    writer.writerow(["student", "name", "email", "late", "score", "max_score", "status", *exercises, "edition"])
-    writer.writerows(rows[student] for student in sorted(rows))
+    kit_column = findings is not None and findings.kit_changes is not None  # read from GitHub Classroom
+    writer.writerow(["student", "name", "email", "late", "score", "max_score", "status", *exercises, "edition"]
+                    + [integrity.KIT_COLUMN] * kit_column)
+    writer.writerows(rows[student] + ([csv_text(integrity.kit_cell(findings, student))] if kit_column else [])
+                     for student in sorted(rows))
     return out.getvalue()

@@ -36,17 +36,26 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from grader.engine import registry
-from grader.engine.results import STATUSES, CheckResult, ErrorKind, ExerciseResult, SubmissionResult, writable
-from grader.reports import inert
+from grader.engine.results import (ERROR_STATUS, STATUSES, CheckResult, ErrorKind, ExerciseResult, SubmissionResult,
+                                   writable)
+from grader.reports import inert, integrity
+from grader.reports.integrity import Integrity
 from grader.reports.verdicts import points
 
-# Why an exercise has nothing of a student's to grade, from its checks' errors, in the order they are shown.
-ABSENCES = ("not started", "missing", "could not be read", "functions not started")
-UNREADABLE = {ErrorKind.INVALID, ErrorKind.SYNTAX}  # a file that is not a submission, a broken zip, a syntax error
+# Why an exercise has nothing of a student's to grade, or some checks of it no code to run, in the order shown:
+# the statuses of the gradebook (grader.engine.results.STATUSES), and functions left as stubs in a started exercise.
+ABSENCES = ("not-started", "missing", "syntax-error", "invalid", "import-error", "missing-function",
+            "functions not started")
+NOTHING_RAN = (ErrorKind.SYNTAX, ErrorKind.INVALID, ErrorKind.IMPORT)  # a module no check could call into
+# Why a failed check judged no code of the student's: counted apart, never as a mistake (the message is theirs).
+NOT_RUN = {ErrorKind.NOT_IMPLEMENTED, ErrorKind.MISSING_FUNCTION, *NOTHING_RAN}
 # Why a student's code gave no answer to judge, by its checks' errors: apart from the lesson's mistakes.
 STOPPED = {ErrorKind.TIMEOUT: "ran out of time", ErrorKind.MEMORY: "ran out of memory",
            ErrorKind.DISK: "filled its scratch folder", ErrorKind.CRASH: "crashed", ErrorKind.EXIT: "crashed",
            ErrorKind.JUDGE_DIED: "crashed"}  # a judge killed twice: graded no further
+
+
+NOTHING_TO_GRADE = "Not started, missing, unreadable or not importable"
 
 
 @dataclass
@@ -94,25 +103,30 @@ def diagnosis(case: CheckResult) -> tuple[str, str]:
 
 
 def absence(exercise: ExerciseResult) -> str | None:
-    """Why none of the exercise's checks ran on a student's own code, if none did (one of :data:`ABSENCES`)."""
+    """Why none of the exercise's checks ran on a student's own code, if none did: its status (of
+    :data:`ABSENCES`), from its checks' errors; never the student's own message, which is no mistake of the class."""
     errors = {check.error for check in exercise.checks if not check.passed}
     if ErrorKind.MISSING in errors:
         return "missing"
     if exercise.status == "not started":
-        return "not started"
-    return "could not be read" if errors & UNREADABLE else None
+        return "not-started"
+    return next((ERROR_STATUS[kind] for kind in NOTHING_RAN if kind in errors), None)
 
 
 def absences(graded: dict[str, SubmissionResult]) -> dict[str, Counter]:
-    """Per exercise, how many students had nothing to grade there, by why; and how many left functions of an
-    exercise they started unimplemented (those checks count here, not as mistakes)."""
+    """Per exercise, how many students had nothing to grade there, by why; and how many called a function their
+    module lacks, or left functions of an exercise they started unimplemented (those checks count here, not as
+    mistakes)."""
     table: dict[str, Counter] = {}
     for result in graded.values():
         for exercise in result.exercises:
             counts = table.setdefault(exercise.name, Counter())
             if why := absence(exercise):
                 counts[why] += 1
-            elif any(check.error == ErrorKind.NOT_IMPLEMENTED for check in exercise.checks):
+                continue
+            errors = {check.error for check in exercise.checks}
+            counts.update({"missing-function"} & {ERROR_STATUS.get(error) for error in errors})
+            if ErrorKind.NOT_IMPLEMENTED in errors:
                 counts["functions not started"] += 1
     return table
 
@@ -140,7 +154,7 @@ def mistakes(graded: dict[str, SubmissionResult]) -> list[Mistake]:
             told_here = {}  # (name, text) -> the checks that told it, for this student and exercise
             for (name, hidden), cases in exercise.grouped().items():
                 failed = [case for case in cases if case.outcome == "failed"
-                          and case.error != ErrorKind.NOT_IMPLEMENTED and case.error not in STOPPED]
+                          and case.error not in NOT_RUN and case.error not in STOPPED]
                 # Each mistake the failed cases named, once; a check whose cases named none, by its first's advice.
                 diagnosed = [diagnosis(case) for case in failed]
                 for each in {d for d in diagnosed if d[0]} or diagnosed[:1]:
@@ -156,24 +170,30 @@ def mistakes(graded: dict[str, SubmissionResult]) -> list[Mistake]:
     return sorted(found.values(), key=lambda mistake: (-len(mistake.students), mistake.exercise, mistake.told))
 
 
-def markdown(graded: dict[str, SubmissionResult]) -> str:
-    """summary.md: the scores, the mistakes to teach again, and what was not there to grade."""
+def statuses_line(graded: dict[str, SubmissionResult]) -> str:
+    """How many students had each status, worst last: "Statuses: ok 38, not-started 1, import-error 1." (the
+    summary's, and the line ``softlookup grade`` ends with)."""
+    statuses = Counter(result.status for result in graded.values())
+    return "Statuses: " + ", ".join(f"{status} {statuses[status]}" for status in STATUSES if statuses[status]) + "."
+
+
+def markdown(graded: dict[str, SubmissionResult], findings: Integrity | None = None) -> str:
+    """summary.md: the scores, the mistakes to teach again, what was not there to grade, and ``findings`` for a
+    person to look at (:mod:`grader.reports.integrity`)."""
     inline = inert.inline
     scores = [result.score for result in graded.values()]
     maximum = max((result.max_score for result in graded.values()), default=0)
-    statuses = Counter(result.status for result in graded.values())
     lines = [f"# Class summary: {len(graded)} students", ""]
     if scores:
         quartiles = statistics.quantiles(scores, n=4) if len(scores) > 1 else [scores[0]] * 3
         lines += [f"Scores out of {points(maximum)}: mean {statistics.mean(scores):.1f}, median "
                   f"{_figure(statistics.median(scores))}, quartiles {_figure(quartiles[0])} / "
                   f"{_figure(quartiles[2])}, lowest {_figure(min(scores))}, highest {_figure(max(scores))}.", "",
-                  "Statuses: " + ", ".join(f"{status} {statuses[status]}" for status in STATUSES
-                                           if statuses[status]) + ".", "", "## Distribution", "", "```"]
+                  statuses_line(graded), "", "## Distribution", "", "```"]
         lines += _text_histogram(scores, maximum) + ["```", ""]
     lines += ["## What to reteach", "", "The mistakes that checks named in code students wrote, by how many "
-              "students made them (numbers blanked out). Exercises not started, missing or unreadable are "
-              "counted below, not here.", ""]
+              "students made them (numbers blanked out). Exercises not started, missing, unreadable or raising "
+              "at import, and functions missing, are counted below, not here.", ""]
     found = mistakes(graded)
     if found:
         lines += ["| mistake | students | exercise: checks |", "| --- | --- | --- |"]
@@ -194,8 +214,8 @@ def markdown(graded: dict[str, SubmissionResult]) -> str:
                   for exercise, counts in halted.items() if counts]
     else:
         lines.append("No student's code ran out of time or memory, or crashed.")
-    lines += ["", "## Not started, missing or unreadable", "",
-              "Students with nothing of theirs to grade in an exercise, which teaches nothing about the lesson.", ""]
+    lines += ["", f"## {NOTHING_TO_GRADE}", "", "Students with nothing of theirs to grade in an exercise, or in some "
+              "checks of it, counted by status: it teaches nothing about the lesson.", ""]
     table = absences(graded)
     if any(table.values()):
         lines += ["| exercise | " + " | ".join(ABSENCES) + " |", "|" + " --- |" * (len(ABSENCES) + 1)]
@@ -203,18 +223,20 @@ def markdown(graded: dict[str, SubmissionResult]) -> str:
                   for exercise, counts in table.items() if counts]
     else:
         lines.append("Every student handed in every exercise, and started every function.")
+    lines += integrity.markdown(findings) if findings is not None else []
     return "\n".join(lines) + "\n"
 
 
-def page(graded: dict[str, SubmissionResult]) -> str:
-    """summary.html: summary.md's tables, with the score histogram and a chart of the mistakes most made."""
+def page(graded: dict[str, SubmissionResult], findings: Integrity | None = None) -> str:
+    """summary.html: summary.md's tables and findings, with the score histogram and a chart of the mistakes most
+    made."""
     found = mistakes(graded)
     body = []
     if graded:
         body.append(f'<img alt="score histogram" src="data:image/png;base64,{_histogram_png(graded)}">')
     body.append("<h2>What to reteach</h2><p>The mistakes that checks named in code students wrote, by how many "
-                "students made them (numbers blanked out). Exercises not started, missing or unreadable are counted "
-                "below, not here.</p>")
+                "students made them (numbers blanked out). Exercises not started, missing, unreadable or raising at "
+                "import, and functions missing, are counted below, not here.</p>")
     if found:
         body.append(f'<img alt="students per mistake" src="data:image/png;base64,{_mistakes_png(found)}">')
         body.append("<table><thead><tr><th>mistake</th><th>students</th><th>exercise: checks</th></tr></thead><tbody>")
@@ -237,7 +259,7 @@ def page(graded: dict[str, SubmissionResult]) -> str:
         body.append("</tbody></table>")
     else:
         body.append("<p>No student's code ran out of time or memory, or crashed.</p>")
-    body.append("<h2>Not started, missing or unreadable</h2>")
+    body.append(f"<h2>{NOTHING_TO_GRADE}</h2>")
     table = absences(graded)
     if any(table.values()):
         body.append("<table><thead><tr><th>exercise</th>" + "".join(f"<th>{why}</th>" for why in ABSENCES)
@@ -247,6 +269,7 @@ def page(graded: dict[str, SubmissionResult]) -> str:
         body.append("</tbody></table>")
     else:
         body.append("<p>Every student handed in every exercise, and started every function.</p>")
+    body += integrity.page(findings) if findings is not None else []
     return inert.html_page(f"Class summary: {len(graded)} students", "\n".join(body))  # its one heading
 
 

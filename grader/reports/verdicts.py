@@ -74,8 +74,15 @@ STATUS_WORDS = {
                "below say where",
     "judge-died": "the grader's process grading you was killed twice; nothing of yours was graded (your "
                   "instructor can grade you again)",
-    "invalid": "what you handed in for {where} could not be read (a syntax error, in it or in a module it "
-               "imports, or a file that is not a module or a notebook); the checks below say where",
+    "missing-function": "your {where} has no function of a name the checks call (renamed, or deleted?); the checks "
+                        "below say which, and those checks earned nothing",
+    "import-error": "your {where} raised an error as it was imported, before any of its functions could be "
+                    "called; the checks below say where, and none of them earned anything",
+    "syntax-error": "Python could not read {where}: a syntax error, in it or in a module it imports; the checks "
+                    "below say where",
+    "invalid": "what you handed in for {where} could not be read (a file that is not a module or a notebook); the "
+               "checks below say why",
+    "not-started": "you have not started {where} yet: its functions still raise NotImplementedError, as handed out",
     "missing": "there was no {where} in what you handed in",
 }
 
@@ -100,6 +107,9 @@ def status_lines(result: SubmissionResult) -> list[str]:
         where = listed([f"{name}.py" for name in exercises], "or" if kind == "missing" else "and")
         if kind == "missing" and len(exercises) == len(result.exercises):
             lines.append("no exercise was found in what you handed in: nothing could be graded")
+        elif kind == "not-started" and len(exercises) > 1:
+            lines.append(f"you have not started {where} yet: their functions still raise NotImplementedError, as "
+                         "handed out")
         else:
             lines.append(STATUS_WORDS[kind].format(where=where))
     return lines

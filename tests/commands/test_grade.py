@@ -152,7 +152,7 @@ def test_every_student_gets_feedback_without_hidden_inputs(graded, klass):
 def test_the_summary_says_what_to_reteach(graded):
     summary = (graded / "summary.md").read_text()
     assert "What to reteach" in summary and "| mistake | students |" in summary
-    assert "Not started, missing or unreadable" in summary
+    assert "Not started, missing, unreadable or not importable" in summary
     assert "data:image/png;base64," in (graded / "summary.html").read_text()
 
 

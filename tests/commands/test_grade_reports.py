@@ -51,14 +51,14 @@ def test_the_status_tells_a_loop_from_nothing_handed_in(graded):
     found = rows(out)
     assert {student: row["status"] for student, row in found.items()} == {
         "honest": "ok", "empty": "missing", "looping": "timeout", "looping-with-lookup": "timeout",
-        "unparsable": "invalid"}
+        "unparsable": "syntax-error"}
     assert found["honest"]["score"] == f"{MAX:g}"
 
 
 @pytest.mark.parametrize("student,said", [
     ("looping", ["**Status: timeout.**", "ran past its time limit in softmax.py", "There was no lookup.py"]),
     ("empty", ["**Status: missing.**", "No exercise was found in what you handed in"]),
-    ("unparsable", ["**Status: invalid.**", "What you handed in for softmax.py", "could not be read"]),
+    ("unparsable", ["**Status: syntax-error.**", "Python could not read softmax.py and lookup.py: a syntax error"]),
 ])
 def test_feedback_says_why_the_status_is_what_it_is(graded, student, said):
     text = feedback(graded[0], student)

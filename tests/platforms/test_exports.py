@@ -27,8 +27,8 @@ from grader.platforms import canvas, detect, moodle
 
 OPTIONS = [*[f"--exercise={name}" for name in EXERCISES], "--time-limit", "30"]  # a loaded machine times nothing out
 # A student who handed in nothing has no module to grade, except in a repository cloned from the bundle, which
-# holds its untouched stubs: not started, 0 points, status ok.
-NOTHING_STATUS = {"github-classroom": "ok"}
+# holds its untouched stubs: 0 points, status not-started.
+NOTHING_STATUS = {"github-classroom": "not-started"}
 
 
 def grade(submissions: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:

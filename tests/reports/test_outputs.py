@@ -136,7 +136,7 @@ def test_the_summary_quotes_messages_as_text():
     graded = {student: hostile_result(student) for student in ["a", "b"]}
     text = summary.markdown(graded)
     assert headings(text) == ["Class summary: 2 students", "Distribution", "What to reteach",
-                              "Ran out of time or memory, or crashed", "Not started, missing or unreadable"]
+                              "Ran out of time or memory, or crashed", summary.NOTHING_TO_GRADE]
     assert set(html_in(text)) <= {"<br>"}
     rendered = MarkdownIt("commonmark").enable("table").render(text)
     assert "<script>" not in rendered and "&lt;script&gt;" in rendered

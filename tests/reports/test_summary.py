@@ -70,20 +70,20 @@ def test_mistakes_rank_only_code_students_wrote_grouped_by_what_the_checks_named
 
 def test_work_that_was_never_there_is_counted_apart():
     assert summary.absences(CLASS) == {
-        "softmax": {"not started": 1, "could not be read": 1},
+        "softmax": {"not-started": 1, "syntax-error": 1},
         "lookup": {"missing": 1, "functions not started": 1},
     }
     text = summary.markdown(CLASS)
-    reteach, absent = text.split("## What to reteach")[1].split("## Not started, missing or unreadable")
+    reteach, absent = text.split("## What to reteach")[1].split(f"## {summary.NOTHING_TO_GRADE}")
     assert SHIFT in reteach and "2 of 5" in reteach and "NotImplementedError" not in reteach
     assert "There is no" not in reteach and "could not read" not in reteach
-    assert "| softmax | 1 | 0 | 1 | 0 |" in absent and "| lookup | 0 | 1 | 0 | 1 |" in absent
+    assert "| softmax | 1 | 0 | 1 | 0 | 0 | 0 | 0 |" in absent and "| lookup | 0 | 1 | 0 | 0 | 0 | 0 | 1 |" in absent
 
 
 def test_the_summary_page_has_one_heading_and_both_sections():
     page = summary.page(CLASS)
     assert page.count("<h1>") == 1 and "<h2>What to reteach</h2>" in page
-    assert "<h2>Not started, missing or unreadable</h2>" in page and "2 of 5" in page
+    assert f"<h2>{summary.NOTHING_TO_GRADE}</h2>" in page and "2 of 5" in page
 
 
 def test_a_class_that_handed_in_everything_says_so():
