@@ -15,6 +15,7 @@ reaches the student's own feedback, as a stolen hidden check would.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -82,7 +83,17 @@ def markers(solutions: Path = registry.SOLUTIONS_DIR) -> list[str]:
     hidden = [text for text, what in leak_scan.hidden_texts().items()
               if what.startswith("the title") or what.startswith("the name") and len(text) >= LONG_NAME]
     lines = sorted(line for line in leak_scan.reference_lines(solutions) if len(line) >= LONG_LINE)
-    return [*hidden, *lines, stubs.BEGIN]
+    return [*hidden, *_titles(registry.CHECKS_DIR / "hidden"), *lines, stubs.BEGIN]
+
+
+def _titles(folder: Path) -> list[str]:
+    """The hidden checks' titles as reports show them: each docstring's first paragraph, on one line, without its full stop."""
+    titles = []
+    for path in sorted(folder.glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_") and ast.get_docstring(node):
+                titles.append(" ".join(ast.get_docstring(node).split("\n\n")[0].split()).rstrip("."))
+    return titles
 
 
 def probe(roots: list[Path]) -> str:

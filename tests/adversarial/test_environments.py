@@ -206,6 +206,29 @@ def test_nbgrader_step_grades_or_refuses(world):
     assert not world.contained("nbgrader"), world.contained("nbgrader")
 
 
+def test_nbgrader_leaves_no_copy_of_the_hidden_checks_a_worker_can_read(world):
+    """A course made by the kit (its source notebooks hold the reference, other students' work lies beside), open to
+    every user: a student's lookup notebook reads every file it can under the course and the grader's home."""
+    if not world.environment.grades:
+        pytest.skip("the files are not confined here: the step refuses to grade")
+    course = released_course(world.folder("probe-course"))
+    submitted = course / "submitted" / "probe" / ASSIGNMENT
+    submitted.mkdir(parents=True)
+    notebook = nbformat.read(course / "release" / ASSIGNMENT / "lookup.ipynb", as_version=4)
+    cell = next(cell for cell in notebook.cells if "def soft_lookup" in cell.source)
+    cell.source = copies.probe([course, world.home])
+    nbformat.write(notebook, submitted / "lookup.ipynb")
+    shutil.copy(course / "release" / ASSIGNMENT / "softmax.ipynb", submitted)  # what lookup imports, still a stub
+    for path in [course, *course.rglob("*")]:
+        os.chmod(path, os.stat(path).st_mode | 0o007)
+    done = world.python("-m", "nbgrader", "autograde", ASSIGNMENT, "--student", "probe", cwd=course)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    graded = nbformat.read(course / "autograded" / "probe" / ASSIGNMENT / "lookup.ipynb", as_version=4)
+    outputs = json.dumps([cell.get("outputs", []) for cell in graded.cells])
+    found = copies.findings(outputs)
+    assert found["found"] == [], found
+
+
 # The attacks that the kernel's part stops, which each environment gives by other means. Those the judge's own
 # code stops (forgeries recomputed, a protocol's bounds) run the same code on every kernel: test_attacks.py.
 CONFINED = [attack for attack in ATTACKS if attack.defence == "confinement"]
