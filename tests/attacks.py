@@ -968,6 +968,25 @@ def softmax(x, axis=-1):
     while True:
         pass
 """
+# Right, but its first call faults in 64 MB first, as a library's one-time import would, and computes for 6.5 s
+# under the 5 s limit: a first call's allowance, given to calls that looked as if they loaded, was bought so.
+BOUGHT_TIME = '''
+import time
+
+_right_softmax, _paid = softmax, False
+
+
+def softmax(x, axis=-1):
+    global _paid
+    if not _paid:
+        _paid, end = True, time.process_time() + 6.5
+        pages = bytearray(64 * 2**20)
+        for page in range(0, len(pages), 4096):
+            pages[page] = 1
+        while time.process_time() < end:
+            pass
+    return _right_softmax(x, axis)
+'''
 # Right on the lesson's table only, and prints its inputs in every call: the hidden checks fail, and
 # their inputs, expected values and these prints must reach the instructor alone.
 PROBE = """
@@ -1004,6 +1023,8 @@ CLASS_ATTACKS = {
     "deep.zip": ClassAttack("crash", classes.deep_member, ("invalid",)),
     "corrupt.zip": ClassAttack("crash", classes.corrupt_stream, ("invalid",)),
     "looping": ClassAttack("resource", _student({"softmax": LOOPING_SOFTMAX}), ("timeout",)),
+    "bought-time": ClassAttack("resource", _student({"softmax": classes.reference("softmax") + BOUGHT_TIME}),
+                               ("timeout",)),
     "flood": ClassAttack("resource", _student({"softmax": FLOOD}), ("ok",), plants=("FLOOD " * 20,)),
     '=HYPERLINK("x","y")': ClassAttack("injection", classes.honest, ("ok",)),
     "probe": ClassAttack("redaction", _student({"lookup": classes.reference("lookup") + PROBE}), ("ok",),

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from grader.engine import edition, hint_record, notebooks, options, registry
+from grader.engine import edition, hint_record, notebooks, options, registry, system
 from grader.engine.intake import exercise_folder, link_on_the_way
 from grader.engine.keeper import Keeper, fingerprint
 from grader.engine.options import Options
@@ -136,6 +136,7 @@ def main(argv=None, grading=None) -> int:
     if args.json:
         try:
             write_gradescope(result, args.json)
+            system.close_to_workers([args.json])  # every check's name and verdict, hidden ones too: no later worker's
         except OSError as error:  # the grades are printed above; say why the file is not there
             raise UsageError(f"could not write {args.json}: {error.strerror}") from None
     return 0 if result.full_marks else 1

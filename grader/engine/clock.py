@@ -16,13 +16,13 @@ may last :data:`WAITING_FACTOR` times the limit. What a call costs the
 submission's time budget is the larger of the two. Where ``/proc`` cannot be
 read (not Linux), both are the wall time, as they were before.
 
-A first call may have an allowance on top of its limit, for what it pays
-once: a library's lazy import, a first gradient's. Those costs load code and
-data, which the kernel counts as page faults, thousands a second; a loop
-faults next to never. So the allowance is given once the call has faulted
-:data:`LOADING_FAULTS` times, and a loop that loads nothing is stopped at its
-limit. Where the faults cannot be read (or are not counted), the allowance
-is given as it stands.
+A first call has no more room than any other. What right code pays once
+(torch.func's first transform imports a second of torch) is paid before any
+learner code runs, in the fork server (:func:`grader.engine.zygote.prepare_libraries`),
+and every worker inherits it. An allowance for such costs, given to a call
+that looked as if it paid one (by its page faults), was bought by code that
+faulted on purpose and then computed on: nothing learner code does in a call
+can earn it more time.
 """
 
 from __future__ import annotations
@@ -34,11 +34,6 @@ from dataclasses import dataclass
 
 WAITING_FACTOR = 2.0  # a call may wait (sleep, block) for this many times its limit before it is stopped
 TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-# Page faults that show a call paying a one-time cost. Measured in a plain process: torch.func's first gradient
-# (1.4 s) faults 20,000 times, scipy.special's import (0.3 s) 4,700; loops of 2 s (pure Python, a small numpy
-# softmax, a list built again and again) 0 to 20. The 768 calls of a grading of the reference: median 1, at most
-# 400, and 1,200 to 1,600 for a first pass through a tiny GPT-2 (a one-time cost too).
-LOADING_FAULTS = 1000
 # Seconds for which a reading of the clocks still answers how long is left: a call's answer comes as a few
 # messages in a burst, and the judge looks at the deadline before each read of the socket. Reading /proc for
 # each was a quarter of the judge's own work on a short call. The cost: a call may overrun by this much.
@@ -47,13 +42,11 @@ FRESH = 0.002
 
 @dataclass(frozen=True)
 class Reading:
-    """A worker's clocks at one moment: CPU time, time queued for a processor, the judge's monotonic time, and the
-    page faults of the worker so far."""
+    """A worker's clocks at one moment: CPU time, time queued for a processor, the judge's monotonic time."""
 
     cpu: float
     queued: float
     wall: float
-    faults: int
 
 
 class Clocks:
@@ -79,14 +72,13 @@ class Clocks:
             # The name in parentheses is the process's own to choose (parentheses and spaces included): split after it.
             fields = stat[stat.rindex(b")") + 2:].split()
             cpu = (int(fields[11]) + int(fields[12])) / TICKS  # utime and stime, fields 14 and 15 of stat(5)
-            faults = int(fields[7]) + int(fields[9])  # minflt and majflt, fields 10 and 12
         except (OSError, ValueError, IndexError):
             return None
         queued = 0.0  # where the kernel keeps no schedstat
         if self.schedstat is not None:
             with contextlib.suppress(OSError, ValueError, IndexError):
                 queued = int(os.pread(self.schedstat.fileno(), 256, 0).split()[1]) / 1e9  # ns runnable, not running
-        return Reading(cpu, queued, wall, faults)
+        return Reading(cpu, queued, wall)
 
     def close(self):
         for handle in (self.stat, self.schedstat):
@@ -98,23 +90,18 @@ class Meter:
     """One call's clocks, from the moment its request is sent; :meth:`left` says how long the judge may wait.
 
     ``limit`` is the call's time limit (CPU seconds), ``budget`` what is left
-    of the submission's time budget (None: no budget), ``allowance`` the CPU
-    seconds it may compute on top once it shows one-time costs
-    (:attr:`loading`). :attr:`bound` names what stopped the call once
+    of the submission's time budget (None: no budget). :attr:`bound` names what stopped the call once
     :meth:`left` reached 0: "computing", "waiting" or "budget".
     """
 
-    def __init__(self, pid: int | None, limit: float, budget: float | None = None, allowance: float = 0.0):
-        self.limit, self.budget, self.allowance = limit, budget, allowance
+    def __init__(self, pid: int | None, limit: float, budget: float | None = None):
+        self.limit, self.budget = limit, budget
         self.clocks = Clocks(pid)
         self.start = self.clocks.read()
         self.started = time.monotonic()
         self.bound: str | None = None
         self.last, self.read_at = (0.0, 0.0), self.started  # what was last read, and when
-        # No faults to read, or a kernel that does not count them (a live Python has faulted thousands of times;
-        # a sandboxing kernel such as gVisor may show 0): the allowance is given as it stands.
-        self.loading = self.start is None or self.start.faults == 0
-        self.waiting_limit = WAITING_FACTOR * (limit + allowance)  # seconds of its own waiting it may take
+        self.waiting_limit = WAITING_FACTOR * limit  # seconds of its own waiting it may take
 
     def used(self, fresh: bool = True) -> tuple[float, float]:
         """(CPU seconds, seconds of its own waiting or computing) the call has taken so far.
@@ -132,7 +119,6 @@ class Meter:
             self.last = (wall, wall)
         elif now is not None:
             self.last = (now.cpu - self.start.cpu, max(wall - (now.queued - self.start.queued), 0.0))
-            self.loading = self.loading or now.faults - self.start.faults >= LOADING_FAULTS
         return self.last
 
     def charge(self) -> float:
@@ -142,7 +128,7 @@ class Meter:
     def left(self) -> float:
         """Seconds the call may still take before one of its bounds is reached (0 or less: stop it now)."""
         cpu, own = self.used(fresh=False)
-        room = {"computing": self.limit + (self.allowance if self.loading else 0.0) - cpu,
+        room = {"computing": self.limit - cpu,
                 "waiting": self.waiting_limit - own}
         if self.budget is not None:
             room["budget"] = self.budget - max(cpu, own)

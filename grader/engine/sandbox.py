@@ -37,10 +37,10 @@ class Sandbox:
         scratch.remove_abandoned()
         self.root = scratch.run_folder()
         self.require_isolation = require_isolation
-        # Carved out of what learners may read, wherever they lie (the kit installed in site-packages):
-        self.forbidden = sorted({str(registry.PACKAGE_DIR), str(registry.SOLUTIONS_DIR),
-                                 str(registry.KIT_ROOT / "tests"), str(registry.KIT_ROOT / ".git"),
-                                 *map(str, forbidden)})
+        # Carved out of what learners may read, wherever they lie (the kit installed in site-packages), with the
+        # other copies of the kit that grading lays out beside them:
+        self.forbidden = sorted({str(registry.PACKAGE_DIR), str(registry.SOLUTIONS_DIR), *map(str, forbidden),
+                                 *kit_copies(forbidden)})
         if system.root_grader():  # workers may get uids of their own: they pass through here to their copy, no more
             os.chmod(self.root, 0o711)
             system.close_to_workers(self.forbidden)
@@ -207,6 +207,23 @@ class Sandbox:
         if self.root.exists():
             scratch.remove_tree(self.root)
 
+
+def kit_copies(references) -> set[str]:
+    """What learners must not read of each copy of the kit a grading knows: the one running, and any that a
+    reference folder it is given lies in (beside a ``grader/`` package with hidden checks: the Gradescope
+    autograder's unpacked ``source/kit/``, a second checkout).
+
+    Of each: the package (hidden checks included), the solutions, the kit's tests and its history; of a
+    source tree (not site-packages), what building or installing it leaves beside it too: ``build/lib`` and
+    an egg-info hold the package again, ``dist/`` its wheels. Only those parts, not the whole copy: a
+    checkout may hold the virtual environment that workers import from. A folder not there costs nothing.
+    """
+    kits = {registry.KIT_ROOT, *(folder for folder in (Path(reference).resolve().parent for reference in references)
+                                 if (folder / "grader" / "checks" / "hidden").is_dir())}
+    parts = {kit / name for kit in kits for name in ("grader", "solutions", "tests", ".git")}
+    for kit in (kit for kit in kits if (kit / "pyproject.toml").is_file()):
+        parts |= {kit / "build", kit / "dist", *kit.glob("*.egg-info")}
+    return {str(part) for part in parts}
 
 
 class PrintLog(list):

@@ -11,13 +11,12 @@ stopped like one that loops), every message is size- and shape-checked
 before it is decoded, and every field is validated and capped here, whatever
 the worker was left with: it runs learner code, which can change its own caps.
 
-A function's first call on a worker may take up to :data:`ONE_TIME_ALLOWANCE`
-more than its limit, for what a first call pays once (a library's lazy
-imports), once the kernel shows it paying such a cost (:class:`clock.Meter`);
-a call past what it may take kills its worker and is a hang: the function
-is never called again for that submission, not even through the modules
-that import it (their workers get a stand-in for it that says so). So a loop
-is waited for once, for its limit (and the allowance, if it loaded anything).
+A call past its limit kills its worker and is a hang: the function is never
+called again for that submission, not even through the modules that import it
+(their workers get a stand-in for it that says so). So a loop is waited for
+once, for its limit. A first call has no more room than a later one: what the
+libraries cost once is paid before learner code runs
+(:func:`grader.engine.zygote.prepare_libraries`).
 """
 
 from __future__ import annotations
@@ -39,10 +38,6 @@ from grader.engine.results import ErrorKind
 from grader.engine.zygote import START_TIMEOUT, ForkServer, ForkServerError
 
 MAX_MESSAGE = 96 * 2**20  # a 64 MB array, base64-encoded, and change
-# CPU seconds that a function's first call on a worker may take on top of its limit (at most the limit itself):
-# what a first call pays once (torch.func's first gradient imports 1.3 s of torch; a first scipy call, its
-# submodules).
-ONE_TIME_ALLOWANCE = 3.0
 
 
 @dataclass
@@ -138,7 +133,6 @@ class Slot:
     scratch: Path | None = None
     scratch_bound: ScratchBound | None = None  # the judge's, where no tmpfs of the kernel's bounds the scratch
     built: frozenset = frozenset()  # the models the live worker built before learner code ran
-    called: set = field(default_factory=set)  # the functions the live worker has run once: their one-time costs paid
     next_id: int = 0
     import_error: SubmissionError | None = None
     hung: dict = field(default_factory=dict)  # function -> the timeout error it gave (trusted slots)
@@ -166,7 +160,7 @@ class Slot:
 
     def start(self):
         self.scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=self.sandbox.root))
-        self.built, self.called = frozenset(self.models_needed()), set()
+        self.built = frozenset(self.models_needed())
         settings = {
             "directory": self.directory, "scratch": str(self.scratch), "memory_limit": self.limits.memory,
             "confined": not self.trusted, "readable": self.readable, "forbidden": self.sandbox.forbidden,
@@ -318,10 +312,8 @@ class Slot:
         time_limit = self.limits.time if op == "call" else self.limits.import_time
         if self.worker is None:  # starting a worker is the kit's work (GPT-2 small from disk included): not timed
             self.start()
-        first = op == "call" and function not in self.called  # an import is all one-time cost: its limit has room
-        allowance = min(time_limit, ONE_TIME_ALLOWANCE) if first else 0.0
         budget = None if self.trusted else self.sandbox.budget.left()
-        meter = clock.Meter(self.worker.pid, time_limit, budget, allowance)
+        meter = clock.Meter(self.worker.pid, time_limit, budget)
         try:
             answer = self._exchange(op, function, args, meter, report_arguments)
         except CallStopped as stopped:
@@ -335,8 +327,6 @@ class Slot:
             if not self.trusted:
                 self.sandbox.budget.charge(meter.charge())
             meter.close()
-        if op == "call":
-            self.called.add(function)
         if answer["output"]:
             self.sandbox.printed.add(label, answer["output"])
         if "error" in answer:
@@ -371,8 +361,7 @@ def _overrun(bound: str, meter: clock.Meter) -> str:
     if bound == "waiting":
         return (f"waited for more than {meter.waiting_limit:g} s without computing (a sleep, an input() or a lock "
                 "that is never released?): the checks wait for no one")
-    more = f" and the {meter.allowance:g} s more a first call may take" if meter.allowance and meter.loading else ""
-    return (f"computed for more than its {meter.limit:g} s time limit{more} (of CPU time, however busy the machine): "
+    return (f"computed for more than its {meter.limit:g} s time limit (of CPU time, however busy the machine): "
             "is there a loop that never ends?")
 
 

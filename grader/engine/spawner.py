@@ -22,7 +22,6 @@ Both ends live here, as both ends of the fork server live in :mod:`grader.engine
 
 from __future__ import annotations
 
-import importlib
 import os
 import signal
 import subprocess
@@ -33,7 +32,7 @@ from pathlib import Path
 from grader.engine import codec, protections, system
 from grader.engine.pipes import PipeConnection
 from grader.engine.system import FIXED, PASSED_ON
-from grader.engine.zygote import PACKAGE_PARENT, ForkServerError
+from grader.engine.zygote import PACKAGE_PARENT, ForkServerError, prepare_libraries
 
 # What an interpreter needs of the environment on Windows (SYSTEMROOT for its sockets and random numbers) and
 # macOS (TMPDIR, the account's own temporary folder), passed on where it is set.
@@ -143,16 +142,12 @@ def main():
     conn = PipeConnection(os.dup(0), os.dup(1), on_end=lambda: os._exit(0))  # the judge gone: end, now
     _silence(0, 1)  # what the learner's C code prints goes nowhere, not into the messages
     try:
-        for name in sys.argv[1:]:
-            importlib.import_module(name)
+        prepare_libraries(sys.argv[1:])
     except BaseException as exc:  # a library that does not import here: the judge hears which, and why
         why = f"{type(exc).__name__}: {exc}"
         print(why, file=sys.stderr)  # the spawn server's log, whose last line the judge shows if the pipe is gone
         codec.send(conn, {"ready": False, "error": {"type": type(exc).__name__, "message": str(exc)}})
         os._exit(1)
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(1)
     from grader.engine import model_cache, worker
 
     try:

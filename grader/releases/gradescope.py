@@ -16,6 +16,13 @@ At the zip's root:
   stands in for ``/autograder`` (the kit's tests use a temporary folder);
 * ``requirements.txt``; ``kit/``: the grader package, hidden checks
   included, and ``solutions/``.
+
+Gradescope unpacks the zip into ``/autograder/source``, open to every user:
+``setup.sh`` removes what the install leaves there and closes it to other
+users, and every grading closes the unpacked kit's package, solutions and
+build leftovers again (:func:`grader.engine.sandbox.kit_copies`), each
+worker checking that it cannot reach them: no worker, running under a uid
+of its own, can read a hidden check or the reference there.
 """
 
 from __future__ import annotations
@@ -54,6 +61,11 @@ apt-get install -y -qq "$PYTHON-venv"  # ensurepip, for the venv
 "$PYTHON" -m venv "$ROOT/venv"
 "$ROOT/venv/bin/pip" install --no-cache-dir -r "$ROOT/source/requirements.txt"
 "$ROOT/venv/bin/pip" install --no-cache-dir --no-deps "$ROOT/source/kit"
+# What the install leaves beside the kit's source (setuptools' build/lib and egg-info hold the hidden checks too) goes,
+# and the unpacked zip (the kit's source, hidden checks and solutions included) is closed to every other user: the
+# workers' uids. The kit closes it again each time it grades, and each worker checks that it cannot reach it.
+rm -rf "$ROOT/source/kit/build" "$ROOT/source/kit/"*.egg-info
+chmod -R go-rwx "$ROOT/source"
 # Gradescope's hosts have no Landlock: each worker runs under a uid of its own, which must be able to import
 # from the venv (the kit closes its own folders, the reference's and the results' to it when it grades).
 chmod o+x "$ROOT"

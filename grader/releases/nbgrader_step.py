@@ -29,7 +29,7 @@ from grader.engine import options
 from grader.engine.options import Options
 from grader.engine.runner import run_checks
 from grader.engine.results import redacted
-from grader.engine import notebooks, registry
+from grader.engine import notebooks, registry, system
 from grader.engine.results import CheckResult, SubmissionResult
 from grader.reports.verdicts import verdict
 
@@ -149,6 +149,9 @@ class GradeInConfinement(NbGraderPreprocessor):
         converter = getattr(self.parent, "parent", None)  # nbgrader's Autograde, which made our exporter
         coursedir = getattr(converter, "coursedir", None) or CourseDirectory(parent=self)
         submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
+        # The course holds the reference (its source notebooks), every student's work and nbgrader's gradebook:
+        # where the files rest on their modes (root, no Landlock), it is closed to the workers' uids first.
+        system.close_to_workers([coursedir.root])
         result = self.graded(submitted)
         dropped = _dropped.pop((student, resources["nbgrader"]["notebook"]), [])
         for cell in nb.cells:

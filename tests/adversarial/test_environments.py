@@ -22,6 +22,7 @@ import zipfile
 import nbformat
 import pytest
 
+import copies
 from attacks import ATTACKS, HONEST_NEIGHBOURS, SECRET, run_class_of_attacks
 from classes import NUMPY, OPTIONS, reference
 from environments import ENVIRONMENTS, World, self_contained_lookup
@@ -147,6 +148,41 @@ def test_gradescope_self_test_and_run_autograder(world, autograder):
     assert not world.contained("gradescope"), world.contained("gradescope")
 
 
+def test_gradescope_leaves_no_copy_of_the_hidden_checks_a_worker_can_read(world, autograder):
+    """The zip unpacked into /autograder/source (open to every user, as Gradescope leaves it), the kit installed from
+    it: a student's module reads every file it can under /autograder, pip's caches and the homes, and finds no
+    hidden check and no line of the reference."""
+    root, _ = autograder
+    submission = root / "submission"
+    shutil.rmtree(submission, ignore_errors=True)
+    submission.mkdir()
+    (submission / "lookup.py").write_text(copies.probe([root]))
+    try:
+        done = world.run(root / "run_autograder", PYTHONPATH="", SOFTLOOKUP_AUTOGRADER_ROOT=str(root))
+    finally:
+        shutil.rmtree(submission)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    outputs = " ".join(test.get("output", "") for test in json.loads((root / "results" / "results.json").read_text())["tests"])
+    found = copies.findings(outputs)
+    assert found["found"] == [], found
+
+
+def test_check_leaves_no_copy_of_the_hidden_checks_a_worker_can_read(world):
+    """The kit that grades, what `check --json` wrote before and the grader's home, read by a student's module."""
+    if not world.environment.grades:
+        pytest.skip("the files are not confined here: check says so, and grading is refused")
+    first = world.python("-m", "grader.cli", "check", world.kit / "solutions", *OPTIONS, "--json",
+                         world.out / "earlier.json")
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    folder = world.folder("probe")
+    (folder / "lookup.py").write_text(copies.probe([world.kit, world.out, world.home]))
+    results = world.out / "probe.json"
+    done = world.python("-m", "grader.cli", "check", folder, "--exercise", "lookup", "--json", results)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    found = copies.findings(" ".join(test.get("output", "") for test in json.loads(results.read_text())["tests"]))
+    assert found["found"] == [], found
+
+
 def test_nbgrader_step_grades_or_refuses(world):
     course = released_course(world.folder("course"))  # made by the kit here: only grading differs between worlds
     submitted = course / "submitted" / "reference" / ASSIGNMENT
@@ -168,6 +204,29 @@ def test_nbgrader_step_grades_or_refuses(world):
     scores = notebook_scores(course, "reference")
     assert scores["softmax"] == 0 and scores["lookup"] > 0, scores
     assert not world.contained("nbgrader"), world.contained("nbgrader")
+
+
+def test_nbgrader_leaves_no_copy_of_the_hidden_checks_a_worker_can_read(world):
+    """A course made by the kit (its source notebooks hold the reference, other students' work lies beside), open to
+    every user: a student's lookup notebook reads every file it can under the course and the grader's home."""
+    if not world.environment.grades:
+        pytest.skip("the files are not confined here: the step refuses to grade")
+    course = released_course(world.folder("probe-course"))
+    submitted = course / "submitted" / "probe" / ASSIGNMENT
+    submitted.mkdir(parents=True)
+    notebook = nbformat.read(course / "release" / ASSIGNMENT / "lookup.ipynb", as_version=4)
+    cell = next(cell for cell in notebook.cells if "def soft_lookup" in cell.source)
+    cell.source = copies.probe([course, world.home])
+    nbformat.write(notebook, submitted / "lookup.ipynb")
+    shutil.copy(course / "release" / ASSIGNMENT / "softmax.ipynb", submitted)  # what lookup imports, still a stub
+    for path in [course, *course.rglob("*")]:
+        os.chmod(path, os.stat(path).st_mode | 0o007)
+    done = world.python("-m", "nbgrader", "autograde", ASSIGNMENT, "--student", "probe", cwd=course)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    graded = nbformat.read(course / "autograded" / "probe" / ASSIGNMENT / "lookup.ipynb", as_version=4)
+    outputs = json.dumps([cell.get("outputs", []) for cell in graded.cells])
+    found = copies.findings(outputs)
+    assert found["found"] == [], found
 
 
 # The attacks that the kernel's part stops, which each environment gives by other means. Those the judge's own

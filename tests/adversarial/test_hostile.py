@@ -11,6 +11,18 @@ import pytest
 from helpers import exercise_score, make_submission, run
 
 RIGHT_SOFT_LOOKUP = "_right = soft_lookup\n"
+BUY_TIME = '''
+import time
+_paid = False
+def soft_lookup(query, keys, values, sharpness=1.0):
+    global _paid
+    if not _paid:
+        _paid, end = True, time.process_time() + 1.6
+        {first}
+        while time.process_time() < end:
+            pass
+    return _right(query, keys, values, sharpness)
+'''
 
 HOSTILE = {
     "infinite loop": (
@@ -41,6 +53,13 @@ HOSTILE = {
         "    print('x' * 50_000_000)\n    return _right(query, keys, values, sharpness)\n",
         None),
     "raises at import": ("raise RuntimeError('broken on purpose')\n", "RuntimeError: broken on purpose"),
+    # Right answers whose first call computes 1.6 s under the 1 s limit, after doing first what a library's
+    # one-time cost does: no first call's allowance is bought by it (issue 45, 3).
+    "pages faulted in, then past the limit": (RIGHT_SOFT_LOOKUP + BUY_TIME.format(first=(
+        "pages = bytearray(64 * 2**20)\n        for page in range(0, len(pages), 4096):\n            pages[page] = 1")),
+        "time limit"),
+    "a big library imported, then past the limit": (RIGHT_SOFT_LOOKUP + BUY_TIME.format(first="import scipy.stats"),
+                                                    "time limit"),
 }
 
 

@@ -116,8 +116,8 @@ def learners(tmp_path_factory):
             "loop": make_submission(root / "loop", {"softmax": LOOPING_SOFTMAX})}
 
 
-# The loop is stopped at a 1 s limit, not the default 5 s: it computes for at most the limit and a first call's
-# allowance under each system, and the verdict is the same sentence.
+# The loop is stopped at a 1 s limit, not the default 5 s: it computes for at most the limit under each system,
+# and the verdict is the same sentence.
 LIMITS = {"loop": ("--time-limit=1",)}
 
 

@@ -50,8 +50,8 @@ def test_a_looping_softmax_is_waited_for_once(tmp_path):
 
     Before, each check of lookup, attention and exercise 6 that reached the
     looping softmax waited its own limit: 84 s for all six exercises on an
-    idle 2-core machine; now the hang is paid once (its 5 s of computing: a
-    loop loads nothing, so it has no first call's allowance) and every caller of softmax fails at once. The
+    idle 2-core machine; now the hang is paid once (its 5 s of computing) and every caller of softmax fails at
+    once. The
     functions that do not call softmax keep their points.
     """
     folder = make_submission(tmp_path / "looping", append={"softmax": LOOPING_SOFTMAX})

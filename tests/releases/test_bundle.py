@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import copies
 from helpers import SOLUTIONS, fresh_venv
 from grader.engine import registry
 from grader.lesson import lesson
@@ -81,6 +82,18 @@ def test_the_bundle_and_its_wheel_hold_no_line_of_the_reference_and_no_hidden_ch
     assert leak_scan.findings(texts, SOLUTIONS) == []
     names = {name for name, _ in texts}
     assert "grader/gpt2.py" not in names and not any("hidden" in name or "solutions" in name for name in names)
+
+
+def test_nothing_the_bundle_lays_out_holds_a_hidden_check_or_the_reference(installed, wheel):
+    """The checkout its workflow installed (what the install left there included), the venv it installed into and
+    its wheel hold none of what a student's module looks for on a grading machine (tests/copies.py): a hidden
+    check's name or title as reports print it, a reference line, the solution marker."""
+    checkout, python = installed
+    texts = [*leak_scan.folder_texts(checkout), *leak_scan.folder_texts(python.parent.parent),
+             *leak_scan.wheel_texts(wheel)]
+    marks = copies.markers()
+    assert len(texts) > 60 and len(marks) > 60
+    assert not [(name, mark) for name, text in texts for mark in marks if mark in text]
 
 
 def test_the_recorded_gpt2_answers_are_those_of_the_public_checks_inputs_only(made):
