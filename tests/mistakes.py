@@ -116,6 +116,13 @@ def softmax(x, axis=-1):
          "x = np.asarray(x, dtype=float)\n    axis = 0 if axis == 0 else -1", "test_matches_reference", "axis=1"),
     edit("largest score of the whole array, not of each row", "softmax", "np.max(x, axis=axis, keepdims=True)",
          "np.max(x)", "test_rows_far_apart", "each row's own largest score", named="one-shift-for-all-rows"),
+    # Masked rows whose allowed scores lie far below 0: a shift by anything but each row's largest score underflows.
+    edit("a -inf taken as 0 when finding the largest score", "softmax", "np.max(x, axis=axis, keepdims=True)",
+         "np.max(np.where(np.isneginf(x), 0.0, x), axis=axis, keepdims=True)", "test_masked_scores_far_below_zero",
+         "only a shift by the row's own largest score", named="shifted-by-another-score"),
+    edit("-inf replaced by -1e9, as masks write it", "softmax", "x = np.asarray(x, dtype=float)",
+         "x = np.asarray(x, dtype=float)\n    x = np.where(np.isneginf(x), -1e9, x)",
+         "test_masked_scores_far_below_zero", "outscores them", named="masked-weight-not-zero"),
     rewrite("scores changed in place", "softmax", """
 def softmax(x, axis=-1):
     x -= np.max(x, axis=axis, keepdims=True)

@@ -2006,7 +2006,8 @@ FLAWED = [
     Flawed("softmax: picoGPT's, shifted by the first score instead of the largest",
            {"softmax": _replaced(SOFTMAX_PICOGPT, "np.max(x, axis=axis, keepdims=True)",
                                  "np.take(x, [0], axis=axis)")},
-           {"test_large_scores": "any score but the largest", "test_minus_infinity_gets_zero": "the first score"}),
+           {"test_large_scores": "any score but the largest", "test_minus_infinity_gets_zero": "the first score",
+            "test_masked_scores_far_below_zero": "only a shift by the row's own largest score"}),
     Flawed("softmax: in place, on the caller's array (integer scores cannot take it either)",
            {"softmax": '''import numpy as np
 

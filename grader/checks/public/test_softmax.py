@@ -7,6 +7,27 @@ from grader.engine import verify
 from grader.engine.errors import SubmissionError
 from grader.engine.results import ErrorKind
 
+# Every kind of input softmax's docstring and the lesson allow, and the checks (public and hidden) that try it:
+# the one place to see what is covered. tests/checks/test_inputs.py holds each check named here to exist.
+INPUTS = {
+    "a vector, a matrix, a 3-D array": ("test_weights_positive_and_sum_to_one", "test_keeps_shape",
+                                        "test_matches_reference"),
+    "a single row, shape (1, n)": ("test_matches_reference",),
+    "axis 0, 1, -1, and no axis (the default, -1)": ("test_axis", "test_matches_reference", "test_lesson_scores"),
+    "a (nested) list, of floats or masked scores": ("test_arguments_unchanged",),
+    "integer scores (the docstring's [2, 1, 0])": ("test_lesson_scores",),
+    "scores near +1000 or -1000, or 1000 apart in one row (beyond exp's range)": ("test_large_scores",),
+    "rows far apart in one array (one near +1000, one near -1000), along either axis": ("test_rows_far_apart",),
+    "nearly equal scores, and scores far apart (times 1e-6, times 200)": ("test_sharpness_limits",),
+    "shifted scores (+ -7, 3.5, 40)": ("test_shift_invariance",),
+    "-inf beside finite scores (a mask), as an array and a list": ("test_minus_infinity_gets_zero",
+                                                                   "test_arguments_unchanged"),
+    "-inf beside allowed scores far below 0; -1e9 as a stand-in for -inf; allowed scores below -1e9": (
+        "test_masked_scores_far_below_zero",),
+}
+# Left out on purpose: a 0-d score (np.max has no axis -1 to take it along), +inf (the docstring does not say what
+# it gets: inf - inf is NaN), a row of -inf alone (every weight 0/0; the docstring says nothing of it either).
+
 # The scores of the two-number example (exercise 3) and the weights the lesson gives them.
 LESSON_SCORES = [-1.53, 2.44, 0.79, -1.05, -0.64]
 LESSON_WEIGHTS = [0.0147, 0.7768, 0.1492, 0.0237, 0.0357]  # shown to 0.01%
@@ -175,6 +196,35 @@ def test_minus_infinity_gets_zero(submission):
                   f"entries with score -inf got weights {verify.show(weights[np.isinf(x)])}, not exactly 0.",
                   mistake="masked-weight-not-zero")
     expect_weights(weights, x)
+
+
+# Masked rows whose allowed scores all lie far below 0: beside -inf, beside -1e9 (the finite stand-in for -inf that
+# many models write), and below any such stand-in. float32 holds each one's differences (-3e9 and -3e9 - 512 are
+# both multiples of float32's step there), so a float32 softmax gets the same weights.
+MASKED_FAR_BELOW = np.array([[-1000.0, -np.inf, -1003.0, -1001.0],
+                             [-np.inf, -np.inf, -2000.0, -1999.0],
+                             [-1e9, -800.0, -1e9, -805.0],
+                             [-np.inf, -3e9, -np.inf, -3e9 - 512.0]])
+
+
+@pytest.mark.points(1)
+def test_masked_scores_far_below_zero(submission):
+    """Masked rows whose allowed scores all lie far below 0 (near -1000, or below a -1e9 mask) still get weights."""
+    x = MASKED_FAR_BELOW
+    what = "softmax of masked rows whose allowed scores lie far below 0"
+    received = verify.array(submission.softmax.softmax(x), what, shape=x.shape, finite=False)
+    nan_rows = np.flatnonzero(~np.isfinite(received).all(axis=1)).tolist()
+    weights = verify.finite(received, what, cause=(
+        f"Row {nan_rows} is NaN: {verify.show(x[nan_rows[0]] if nan_rows else x, 0)}. Its allowed scores all lie far "
+        "below 0, so only a shift by the row's own largest score keeps exp() from underflowing to 0, and 0/0 is NaN. "
+        "np.max finds it as it is: a -inf is never the largest while one score of the row is finite, so no stand-in "
+        "for the -inf (0, say) is needed."), mistake="shifted-by-another-score")
+    expected = np.exp(x - x.max(axis=-1, keepdims=True))
+    expected /= expected.sum(axis=-1, keepdims=True)
+    verify.close(weights, expected, what, atol=1e-6, hint=(
+        "Each row's weights are exp(score - the row's largest score) over their sum, and a -inf gets exactly 0. "
+        "The last row's allowed scores, near -3e9, lie below -1e9: a -inf replaced by -1e9 (or any finite stand-in) "
+        "outscores them. Leave -inf as it is: exp(-inf) is exactly 0 by itself."), mistake="masked-weight-not-zero")
 
 
 @pytest.mark.points(1)
