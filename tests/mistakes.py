@@ -271,6 +271,39 @@ def soft_lookup(query, keys, values, sharpness=1.0):
     edit("keys shifted in place", "lookup", "    distances = np.abs(np.asarray(keys, dtype=float) - query)\n",
          "    distances = np.asarray(keys, dtype=float)\n    distances -= query\n    np.abs(distances, out=distances)\n",
          "test_arguments_unchanged", "changed its argument `keys` in place", named="changed-in-place"),
+    # Inputs the lesson and the docstrings allow that a careless lookup gets wrong (issue 48).
+    rewrite("a found price of 0 taken for nothing found", "lookup", """
+def exact_lookup(query, keys, values):
+    found = {}
+    for key, value in zip(keys, values):
+        found.setdefault(key, value)  # the first occurrence stays
+    return found.get(query) or None  # None when the key is missing
+""", "test_exact_lookup_awkward_records", "takes a found 0 for nothing found", named="found-value-lost"),
+    rewrite("keys compared as text", "lookup", """
+def exact_lookup(query, keys, values):
+    for key, value in zip(keys, values):
+        if str(key) == str(query):  # keys read as labels
+            return value
+    return None
+""", "test_exact_lookup_awkward_records", "2 == 2.0", named="equal-key-not-found"),
+    edit("keys compared within a tolerance", "lookup", "        if key == query:\n",
+         "        if abs(key - query) < 1e-3:  # floats are never quite equal\n", "test_exact_lookup_awkward_records",
+         "never within a tolerance", named="near-key-taken-as-equal"),
+    edit("distances rounded to 3 decimals", "lookup", "distances = np.abs(np.asarray(keys, dtype=float) - query)",
+         "distances = np.round(np.abs(np.asarray(keys, dtype=float) - query), 3)",
+         "test_exact_lookup_awkward_records", "never round them", named="not-the-nearest-key"),
+    rewrite("one shift for the whole table of queries", "lookup", """
+def soft_lookup(query, keys, values, sharpness=1.0):
+    queries = np.asarray(query, dtype=float)
+    scores = -sharpness * (queries[..., None] - np.asarray(keys, dtype=float)) ** 2
+    exps = np.exp(scores - scores.max())  # the largest score, so that exp() cannot overflow
+    weights = exps / exps.sum(axis=-1, keepdims=True)
+    answers = weights @ np.asarray(values, dtype=float)
+    return (float(answers), weights) if queries.ndim == 0 else (answers, weights)
+""", "test_many_queries", "its own largest score", named="one-shift-for-all-queries"),
+    edit("an array of one query answered as a number", "lookup", "    if queries.ndim == 0:\n",
+         "    if queries.size == 1:  # one query\n        return float(answers.item()), weights.reshape(-1)\n"
+         "    if queries.ndim == 0:\n", "test_many_queries", "An array of one query is still an array"),
     # -- attention -------------------------------------------------------------------------
     edit("attend score sign flipped", "attention", "weights = softmax(scores)\n", "weights = softmax(-scores)\n",
          "test_two_number_example", "sign flipped", named="score-sign-flipped"),

@@ -10,6 +10,33 @@ from grader.lesson import lesson
 
 BEDROOMS, PRICES = list(lesson.BEDROOMS), list(lesson.PRICES)  # prices in thousands of pounds
 
+# Every kind of input the lookups' docstrings and the lesson allow, and the checks (public and hidden) that try it:
+# the one place to see what is covered. tests/checks/test_inputs.py holds each check named here to exist.
+INPUTS = {
+    "the lesson's records, queries on a key, between keys, beyond both ends": (
+        "test_exact_lookup_finds_key", "test_exact_lookup_missing_key", "test_nearest_lookup", "test_lesson_table",
+        "test_soft_answer_within_values"),
+    "integer queries, keys and prices (3 bedrooms, the docstring's examples)": (
+        "test_exact_lookup_finds_key", "test_nearest_lookup", "test_lesson_table", "test_arguments_unchanged"),
+    "a query equal to a key of another type (2.0 and integer keys, 4 and float keys)": (
+        "test_exact_lookup_awkward_records",),
+    "a found value of 0": ("test_exact_lookup_awkward_records",),
+    "two keys closer than 0.001": ("test_exact_lookup_awkward_records",),
+    "a key listed twice; equally near keys (the tie rule), in either order": (
+        "test_exact_lookup_first_of_repeated_key", "test_nearest_tie_rule"),
+    "keys and values as lists and as arrays": ("test_arguments_unchanged", "test_exact_matches_reference"),
+    "random float records": ("test_exact_matches_reference", "test_nearest_matches_reference",
+                             "test_soft_matches_reference"),
+    "sharpness 0, near 0, 1.0 by default, and very sharp (200, 1000)": (
+        "test_sharpness_limits", "test_squared_distance_scores", "test_very_sharp_and_far_queries"),
+    "a query far from every key, above or below them": ("test_very_sharp_and_far_queries",),
+    "an array of queries; an array of one query; a batch with one query far from every key": (
+        "test_many_queries", "test_soft_matches_reference"),
+}
+# Left out on purpose: string keys (the module's docstring says keys are integers or floats), an empty table of
+# records (nearest_lookup has nothing to return, and the docstrings say nothing of it), a 2-D array of queries
+# (soft_lookup's docstring allows a number or a 1-D array).
+
 # The lesson's table for query 3 and sharpness 1.5.
 LESSON_WEIGHTS = [0.0054935, 0.4945065, 0.4945065, 0.0054935]
 LESSON_ANSWER = 275.1099
@@ -134,6 +161,43 @@ def test_exact_lookup_first_of_repeated_key(submission):
             "from the pairs keeps the last value written for a key, so stop at the first match instead.")
     expect_found(submission, 2.0, 210.0, keys, values, hint=hint, mistake="last-of-repeated-key")
     expect_found(submission, 5.0, 420.0, keys, values)
+
+
+# Records where a careless match goes wrong: a price of 0 (a house given away), a query of another type than the
+# keys (2.0 against integer keys, 4 against float ones), two keys closer than 0.001. Each: (query, keys, values, price).
+AWKWARD_RECORDS = {
+    "a price of 0": (2.0, [1.0, 2.0, 4.0], [150.0, 0.0, 340.0], 0.0),
+    "a float query, integer keys": (2.0, [1, 2, 4, 5], [150, 210, 340, 420], 210.0),
+    "an integer query, float keys": (4, [1.0, 2.0, 4.0, 5.0], [150.0, 210.0, 340.0, 420.0], 340.0),
+    "keys 0.0004 apart": (2.0004, [2.0, 2.0004, 4.0], [210.0, 215.0, 340.0], 215.0),
+}
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("query,keys,values,price", AWKWARD_RECORDS.values(), ids=AWKWARD_RECORDS.keys())
+def test_exact_lookup_awkward_records(submission, query, keys, values, price):
+    """A price of 0 is found (it is not None); 2 and 2.0 are equal keys; keys 0.0004 apart are different keys."""
+    what = f"exact_lookup({query!r}, keys={keys}, values={values})"
+    found = submission.lookup.exact_lookup(query, keys, values)
+    verify.expect(found is not None, f"{what} returned None, but key {query!r} is there" + (
+        f" with a price of 0: 0 is a value like any other, and only 'no key matched' answers None (`value or None`, "
+        "or `if value:`, takes a found 0 for nothing found)." if price == 0 else
+        ": keys and queries are numbers, and 2 == 2.0 in Python and numpy alike; compare them with ==, not as text "
+        "or by type."), mistake="found-value-lost" if price == 0 else "equal-key-not-found")
+    verify.close(verify.number(found, what), price, what, atol=0, rtol=0, hint=(
+        "The key equal to the query, not one near it: keys 2.0 and 2.0004 are different keys, and an exact lookup "
+        "compares with ==, never within a tolerance."), mistake="near-key-taken-as-equal")
+    if price == 0 or isinstance(query, int):
+        return
+    near = nearest_lookup_of(submission, query - 0.0001, keys, values)  # nearer 2.0004 by 0.0002 than 2.0
+    expected = values[int(np.argmin(np.abs(np.asarray(keys, dtype=float) - (query - 0.0001))))]
+    verify.close(near, expected, f"nearest_lookup({query - 0.0001:g}, keys={keys}, ...)", atol=0, rtol=0,
+                 hint="The key at the smallest |query - key|, however small the differences: never round them.",
+                 mistake="not-the-nearest-key")
+
+
+def nearest_lookup_of(submission, query, keys, values):
+    return verify.number(submission.lookup.nearest_lookup(query, keys, values), f"nearest_lookup({query:g}, ...)")
 
 
 @pytest.mark.points(2)
@@ -302,21 +366,36 @@ def test_sharpness_limits(submission):
                  hint="Equal weights average the prices: the plain mean.", mistake="not-flat-in-the-limit")
 
 
+# Arrays of queries: four near the keys; one alone (an array still, not a number); one near the keys beside one far
+# from every key, at a sharpness where each row's scores lie hundreds apart from the other row's.
+BATCHES = {"four": ([1.0, 2.5, 3.0, 4.75], 1.5), "one-in-an-array": ([3.0], 1.5), "one-far": ([3.0, 20.0], 10.0)}
+
+
 @pytest.mark.points(2)
-def test_many_queries(submission):
-    """An array of queries gives an array of answers and a (queries x keys) weight matrix."""
-    queries = np.array([1.0, 2.5, 3.0, 4.75])
-    result = verify.pair(submission.lookup.soft_lookup(queries, BEDROOMS, PRICES, 1.5),
-                         "soft_lookup(array of 4 queries, ...)", "(answers, weights)")
-    answers = verify.array(result[0], "the answers for 4 queries", shape=(4,))
-    weights = verify.array(result[1], "the weights for 4 queries (one row per query)", shape=(4, 4))
+@pytest.mark.parametrize("queries,sharpness", BATCHES.values(), ids=BATCHES.keys())
+def test_many_queries(submission, queries, sharpness):
+    """An array of queries gives an array of answers and a (queries x keys) weight matrix, even of one query."""
+    queries, count = np.array(queries), len(queries)
+    what = f"soft_lookup(an array of {count} queries {verify.show(queries)}, ..., sharpness={sharpness:g})"
+    result = verify.pair(submission.lookup.soft_lookup(queries, BEDROOMS, PRICES, sharpness), what,
+                         "(answers, weights)")
+    one = ("" if count > 1 else " An array of one query is still an array: its answers have shape (1,) and its "
+           "weights (1, number of keys); only a number as the query gives a number as the answer.")
+    weights = verify.array(result[1], f"the weights of {what} (one row per query){one}", shape=(count, 4),
+                           finite=False)
+    weights = verify.finite(weights, f"the weights of {what}", cause=(
+        f"Each query's row of scores needs its own largest score subtracted: here one query lies far from every key, "
+        "so its scores lie hundreds below the other's, and one shift for the whole table underflows its row to 0/0. "
+        "Pass the table of scores to your softmax along the last axis (axis=-1), which shifts each row by its own "
+        "largest score."), mistake="one-shift-for-all-queries")
+    answers = verify.array(result[0], f"the answers of {what}{one}", shape=(count,))
     for row, query in enumerate(queries):
-        one_answer, one_weights = soft(submission, float(query), 1.5)
+        one_answer, one_weights = soft(submission, float(query), sharpness)
         verify.close(weights[row], one_weights, f"row {row} of the weights (query {query:g})", atol=1e-6,
                      hint="Row i must be the weights of query i alone: give the queries a new axis, "
                          "queries[:, None] - keys, and softmax along the last axis.", mistake="rows-not-per-query")
         verify.close(answers[row], one_answer, f"answer {row} (query {query:g})", atol=1e-6)
-        expect_closer_keys_weigh_more(weights[row], float(query), sharpness=1.5)
+        expect_closer_keys_weigh_more(weights[row], float(query), sharpness=sharpness)
 
 
 # A 25-bedroom house sold for £900k: query 15 then lies 10 from keys 5 and 25 alike, far from both; a -30 (a
