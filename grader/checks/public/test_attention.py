@@ -7,6 +7,23 @@ from grader.engine import verify
 from grader.engine.errors import SubmissionError
 from grader.lesson.lesson import KEYS, QUERY, VALUES
 
+# Every kind of input the docstrings and the lesson allow that the checks (public and hidden) try, in one place;
+# tests/checks/test_inputs.py holds each check named here to exist.
+INPUTS = {
+    "the two-number example (d = 2, five tokens)": ("test_two_number_example", "test_output_mixes_values"),
+    "random queries, keys and values of several sizes": ("test_attend_weights_sum_to_one", "test_output_inside_values",
+                                                         "test_attend_matches_reference", "test_sdpa_matches_reference"),
+    "queries scaled by a factor, up to 400 times as long (scores beyond exp's range)": (
+        "test_query_length_is_sharpness", "test_long_queries"),
+    "a boolean mask, None, a row allowing one key, a causal mask": (
+        "test_mask_gives_exact_zero", "test_mask_true_means_allowed", "test_causal_attention",
+        "test_sdpa_matches_reference"),
+    "causal_mask(n) for several n": ("test_causal_mask", "test_causal_mask_matches_reference"),
+    "arguments as arrays and as lists": ("test_arguments_unchanged",),
+}
+# Not tried yet (issue 48, open): a mask over allowed scores that all lie far below 0, where a finite stand-in for
+# -inf smaller than 1e9 (-1e4, as some libraries add) outscores them.
+
 LESSON_WEIGHTS = [0.0147, 0.7768, 0.1492, 0.0237, 0.0357]  # shown to 0.01%
 
 

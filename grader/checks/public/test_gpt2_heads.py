@@ -17,6 +17,21 @@ from grader.engine.codec import ModelSpec
 from grader.engine.errors import SubmissionError
 from grader.engine.results import ErrorKind
 
+# Every kind of input the docstrings and the lesson allow that the checks (public and hidden) try, in one place;
+# tests/checks/test_inputs.py holds each check named here to exist.
+INPUTS = {
+    "the lesson's sentence, and other sentences, on tiny GPT-2s of several shapes": (
+        "test_tokens", "test_head_pattern", "test_pattern_is_causal_weights", "test_layer_average",
+        "test_recompute_head_pattern", "test_head_pattern_matches_reference", "test_layer_average_matches_reference",
+        "test_recompute_matches_reference"),
+    "GPT-2 small itself": ("test_lesson_claim_head_4_3", "test_lesson_claim_layer_4_average"),
+    "tokens with and without 'Ġ', repeated tokens, tokens inside other tokens": (
+        "test_attention_share", "test_attention_share_matches_reference"),
+    "a token that is not there": ("test_attention_share_unknown_token",),
+    "the tokens, pattern and ids handed in": ("test_arguments_unchanged",),
+}
+# Not tried yet (issue 48, open): a text of one token, a text with a leading or trailing space.
+
 # Each shape of lesson.TINY_SHAPES: a head size, head count or layer count written in as a number fails one.
 MODELS = {shape: ModelSpec(kind="tiny", seed=0, head="lm", shape=shape) for shape in lesson.TINY_SHAPES}
 TINY = MODELS["standard"]

@@ -17,6 +17,19 @@ from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.checks.gpt2_readouts import SLIP_HINTS, SLIP_MISTAKES  # one name per slip
 from grader.engine.codec import ModelSpec
 
+# Every kind of input the docstrings and the lesson allow that the checks (public and hidden) try, in one place;
+# tests/checks/test_inputs.py holds each check named here to exist.
+INPUTS = {
+    "the lesson's sentence, and other sentences, on tiny GPT-2s of several shapes, GPT2Model included": (
+        "test_head_vectors", "test_head_output", "test_value_contributions", "test_head_vectors_matches_reference",
+        "test_head_output_matches_reference", "test_value_contributions_matches_reference"),
+    "the first position (a token that sees only itself), and every position": (
+        "test_first_token_moves_only_itself", "test_value_contributions_matches_reference"),
+    "GPT-2 small itself": ("test_lesson_claim_value_4_3",),
+    "the ids handed in": ("test_arguments_unchanged",),
+}
+# Not tried yet (issue 48, open): a text of one token, a text with a leading or trailing space.
+
 # Each shape of lesson.TINY_SHAPES: a head size, head count or layer count written in as a number fails one.
 MODELS = {shape: ModelSpec(kind="tiny", seed=0, head="lm", shape=shape) for shape in lesson.TINY_SHAPES}
 WORKER_MODELS = list(MODELS.values())  # what workers build before the first call (grader.engine.plugin)
