@@ -435,6 +435,13 @@ def attend(query, keys, values):
          "    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1])\n",
          "    scores = np.clip(Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1]), -50, 50)\n",
          "test_long_queries", "a sharp lookup", named="long-query-not-sharp"),
+    # Allowed scores far below 0: a finite stand-in for -inf above them outscores them (issue 48).
+    edit("masked scores written as -1e4", "attention", "scores = np.where(mask, scores, -np.inf)",
+         "scores = np.where(mask, scores, -1e4)  # a large negative stand-in for -inf",
+         "test_mask_over_scores_far_below_zero", "below the stand-in for -inf", named="masked-score-not-low-enough"),
+    edit("an additive mask of -10000, as BERT's", "attention", "scores = np.where(mask, scores, -np.inf)",
+         "scores = scores + (1.0 - np.asarray(mask, dtype=float)) * -10000.0",
+         "test_mask_over_scores_far_below_zero", "below the stand-in for -inf", named="masked-score-not-low-enough"),
     # -- gpt2_heads ------------------------------------------------------------------------
     edit("decoded words instead of tokens", "gpt2_heads",
          "    tokens = tokenizer.convert_ids_to_tokens(ids[0].tolist())\n    return tokens, attentions[layer][0, head]",

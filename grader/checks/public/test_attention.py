@@ -18,11 +18,15 @@ INPUTS = {
     "a boolean mask, None, a row allowing one key, a causal mask": (
         "test_mask_gives_exact_zero", "test_mask_true_means_allowed", "test_causal_attention",
         "test_sdpa_matches_reference"),
+    "a mask forbidding each row's best key, with scores beyond exp's range": ("test_long_queries",),
+    "a mask over allowed scores all far below 0 (near -20000), below a finite stand-in for -inf; d_k = 1": (
+        "test_mask_over_scores_far_below_zero",),
     "causal_mask(n) for several n": ("test_causal_mask", "test_causal_mask_matches_reference"),
     "arguments as arrays and as lists": ("test_arguments_unchanged",),
 }
-# Not tried yet (issue 48, open): a mask over allowed scores that all lie far below 0, where a finite stand-in for
-# -inf smaller than 1e9 (-1e4, as some libraries add) outscores them.
+# Left out on purpose: a row the mask forbids whole (the docstring says every row allows one key at least), an
+# additive float mask (the docstring asks for a boolean one), allowed scores below -1e9 (-1e9 masking, the Annotated
+# Transformer's, is a right answer the kit keeps: test_mask_gives_exact_zero says so).
 
 LESSON_WEIGHTS = [0.0147, 0.7768, 0.1492, 0.0237, 0.0357]  # shown to 0.01%
 
@@ -248,6 +252,40 @@ def test_mask_true_means_allowed(submission):
                  mistake="one-allowed-key-not-all-weight")
     verify.close(output[:2], V[[2, 0]], "the output of the rows that allow one key", atol=1e-6)
     expect_follow_scores(weights[2], np.where(mask[2], Q[2] @ K.T, -np.inf), "the weights of the row allowing two keys")
+
+
+# Masked rows whose allowed scores all lie near -20000 (d_k = 1: the scores are the products themselves), beside
+# forbidden pairs that score far higher: a finite stand-in for -inf above -20000 (-1e4, as an additive mask of
+# some libraries writes it) outscores every allowed key, where -inf, and -1e9, leave them their weights.
+# float32 holds each score exactly (its step near 40000 is 1/256).
+FAR_BELOW_Q = np.array([[1.0], [2.0]])
+FAR_BELOW_K = np.array([[-20000.0], [-20001.0], [3.0], [-20000.5]])
+FAR_BELOW_MASK = np.array([[True, True, False, True], [True, False, False, True]])
+
+
+@pytest.mark.points(1)
+def test_mask_over_scores_far_below_zero(submission):
+    """Where every allowed score lies far below 0 (near -20000), masked pairs still get exactly 0, the rest softmax."""
+    Q, K, V, mask = FAR_BELOW_Q, FAR_BELOW_K, random_qkv(10, m=2, n=4)[2], FAR_BELOW_MASK
+    what = "scaled_dot_product_attention(Q, K, V, mask) with allowed scores near -20000"
+    output, weights = verify.pair(submission.attention.scaled_dot_product_attention(Q, K, V, mask), what)
+    scores = np.where(mask, Q @ K.T, -np.inf)
+    weights = verify.array(weights, f"the weights of {what}", shape=scores.shape, finite=False)
+    weights = verify.finite(weights, f"the weights of {what}", cause=(
+        "Every allowed score here lies near -20000, where exp() underflows to 0: softmax must subtract each row's "
+        "largest allowed score, after the mask has given the forbidden pairs -inf, and 0/0 is NaN otherwise."),
+        mistake="largest-not-subtracted")
+    blocked = weights[~mask]
+    verify.expect(np.all(blocked == 0), lambda: (
+        f"masked pairs got weights {verify.show(blocked)}, not exactly 0: every allowed score here lies near -20000, "
+        "below the stand-in for -inf that the forbidden pairs got (-1e4, say, added or written in). Give them -inf, "
+        "np.where(mask, scores, -np.inf): no allowed score lies below it."), mistake="masked-score-not-low-enough")
+    expected = np.exp(scores - scores.max(axis=1, keepdims=True))
+    expected /= expected.sum(axis=1, keepdims=True)
+    verify.close(weights, expected, f"the weights of {what}", atol=1e-6,
+                 hint="The allowed keys share the weight as softmax of their scores gives it.")
+    verify.close(verify.array(output, f"the output of {what}", shape=(2, V.shape[1])), expected @ V,
+                 f"the output of {what}", atol=1e-6, hint="The output is the weights times V.")
 
 
 def mask_array(mask, n: int) -> np.ndarray:
