@@ -3,16 +3,17 @@
 import numpy as np
 import pytest
 
+from grader.checks.attention_weights import expect_follow_scores, expect_mask_not_inverted, finite, overflow_cause
 from grader.engine import verify
-from grader.engine.errors import SubmissionError
 from grader.lesson.lesson import KEYS, QUERY, VALUES
 
 # Every kind of input the docstrings and the lesson allow that the checks (public and hidden) try, in one place;
 # tests/checks/test_inputs.py holds each check named here to exist.
 INPUTS = {
     "the two-number example (d = 2, five tokens)": ("test_two_number_example", "test_output_mixes_values"),
-    "random queries, keys and values of several sizes": ("test_attend_weights_sum_to_one", "test_output_inside_values",
-                                                         "test_attend_matches_reference", "test_sdpa_matches_reference"),
+    "random queries, keys and values of several sizes": (
+        "test_attend_weights_sum_to_one", "test_output_inside_values", "test_attend_matches_reference",
+        "test_sdpa_matches_reference"),
     "queries scaled by a factor, up to 400 times as long (scores beyond exp's range)": (
         "test_query_length_is_sharpness", "test_long_queries"),
     "a boolean mask, None, a row allowing one key, a causal mask": (
@@ -38,22 +39,6 @@ def attend(submission, query, keys=KEYS, values=VALUES):
             verify.array(weights, f"the weights of {what}", shape=(len(keys),)))
 
 
-def expect_mask_not_inverted(weights, mask, what):
-    """An inverted mask, whatever else the check is about: NaN exactly in the rows the mask allows whole (every
-    score there became -inf), and in every other row all the weight on the pairs it forbids. An overflow in the
-    rows with most keys gives NaN there too, but leaves the weight of the other rows where the mask allows it."""
-    if mask is None:
-        return
-    weights, mask = np.asarray(weights, dtype=float), np.asarray(mask, dtype=bool)
-    nan_rows = np.isnan(weights).any(axis=1)
-    others = ~nan_rows
-    forbidden_only = np.allclose(np.where(mask[others], weights[others], 0).sum(axis=1), 0)
-    if nan_rows.any() and others.any() and forbidden_only and np.array_equal(nan_rows, mask.all(axis=1)):
-        verify.fail(f"the weights of {what} are NaN in rows {np.flatnonzero(nan_rows).tolist()}, exactly the rows "
-                    "where the mask allows every key: every score there became -inf, so the mask is inverted. "
-                    "True means the query may attend to that key; False gets -inf.", "mask-inverted")
-
-
 def sdpa(submission, Q, K, V, mask=None):
     what = "scaled_dot_product_attention(Q, K, V" + (", mask)" if mask is not None else ")")
     output, weights = verify.pair(submission.attention.scaled_dot_product_attention(Q, K, V, mask), what)
@@ -61,22 +46,6 @@ def sdpa(submission, Q, K, V, mask=None):
     expect_mask_not_inverted(weights, mask, what)
     return (verify.array(output, f"the output of {what}", shape=(len(Q), V.shape[1])),
             verify.array(weights, f"the weights of {what}"))
-
-
-def expect_follow_scores(weights, scores, what="the weights"):
-    """The anchor of the property checks: a key with a higher score gets more weight, and every key within reach of
-    the best some weight (equal weights fail, and so do one-hot weights: a hard lookup)."""
-    scores = np.asarray(scores, dtype=float)
-    verify.expect(verify.ranked_like(weights, scores),
-                  lambda: f"{what} {verify.show(weights)} do not follow the scores {verify.show(scores)}: a key "
-                  "whose dot product with the query is higher must get more weight.",
-                  mistake="weights-do-not-follow-scores")
-    with np.errstate(invalid="ignore"):  # -inf - -inf in a row that allows nothing: not a row of these checks
-        within = scores - np.max(scores, axis=-1, keepdims=True) > -80  # exp(-80) is a float32 number yet
-    verify.expect(np.all(np.asarray(weights)[within] > 0),
-                  lambda: f"{what} {verify.show(weights)} give some keys a weight of exactly 0 though their scores "
-                  f"{verify.show(scores)} are within 80 of the best: softmax gives every allowed key a share, however "
-                  "small. Is all the weight put on the best key (a hard lookup)?", mistake="hard-lookup")
 
 
 def random_qkv(seed, m=4, n=5, d=8, dv=3):
@@ -334,34 +303,6 @@ def test_causal_attention(submission):
                  mistake="one-allowed-key-not-all-weight")
     verify.close(output[0], V[0], "the first output row", atol=1e-6)
     expect_follow_scores(weights, np.where(mask, Q @ K.T, -np.inf), "the causal weights")
-
-
-OVERFLOW = ("exp() of a score above about 709 overflows to inf, and inf/inf is NaN: subtract the largest score of "
-            "each row before exp(), as your softmax from exercise 1 does (or call that softmax).")
-
-
-def overflow_cause(submission, scores, what_else="") -> tuple[str, str]:
-    """Why the weights of ``scores`` are not finite: the learner's own softmax, tried on them, says which cause
-    (what to say, and its name)."""
-    rows = np.atleast_2d(scores)
-    try:
-        theirs = np.asarray(submission.softmax.softmax(rows, -1), dtype=float)
-    except (SubmissionError, TypeError, ValueError):
-        theirs = None
-    if theirs is not None and theirs.shape == rows.shape and not np.all(np.isfinite(theirs)):
-        return (f"Its scores reach {np.max(scores[np.isfinite(scores)]):.0f}, and your softmax (exercise 1) itself "
-                "gives NaN or infinity for them: subtract the largest score of each row (not the first, not a "
-                "global one) there, and this follows."), "largest-not-subtracted"
-    return (f"Its scores reach {np.max(scores[np.isfinite(scores)]):.0f}: {OVERFLOW}{what_else}",
-            "largest-not-subtracted")
-
-
-def finite(value) -> bool:
-    """Whether ``value`` is an array of numbers, all finite (anything else is for verify.finite to say)."""
-    try:
-        return bool(np.all(np.isfinite(np.asarray(value, dtype=float))))
-    except (TypeError, ValueError):
-        return True
 
 
 MASK_AFTER = (" Or, where the mask forbids the best scores, as here: taken before the mask, softmax gives the allowed "
