@@ -572,7 +572,28 @@ def attention_share(tokens, pattern, from_token, to_token):
 ]
 
 MISTAKES += [
+    # A text of one token, a text with a space before or after (issue 48).
+    edit("the batch axis squeezed away", "gpt2_heads", "return tokens, attentions[layer][0, head].numpy()",
+         "return tokens, attentions[layer].squeeze()[head].numpy()  # (1, n_head, T, T) -> (n_head, T, T)",
+         "test_short_and_spaced_texts", "never squeeze()"),
+    edit("the text stripped before tokenizing", "gpt2_heads",
+         'ids = tokenizer(text, return_tensors="pt")["input_ids"]',
+         'ids = tokenizer(text.strip(), return_tensors="pt")["input_ids"]', "test_short_and_spaced_texts",
+         "Hand the text to the tokenizer as it is", named="text-changed"),
     # -- learning --------------------------------------------------------------------------
+    # Integers where the lesson passes them, float32 where the docstring asks for float64 (issue 48).
+    edit("soft answer's tensors made without a dtype", "learning",
+         "    query, keys, values, sharpness = (torch.as_tensor(x, dtype=torch.float64)\n",
+         "    query, keys, values, sharpness = (torch.as_tensor(x)\n", "test_soft_answer", "may be integers",
+         named="integers-not-floats"),
+    edit("the query made a tensor without a dtype", "learning",
+         "    query = torch.tensor(float(query), dtype=torch.float64, requires_grad=True)\n    answer = soft_answer(",
+         "    query = torch.tensor(query, requires_grad=True)\n    answer = soft_answer(", "test_answer_slope_lesson",
+         "may be integers", named="integers-not-floats"),
+    edit("soft answer in float32", "learning",
+         "    query, keys, values, sharpness = (torch.as_tensor(x, dtype=torch.float64)\n",
+         "    query, keys, values, sharpness = (torch.as_tensor(x, dtype=torch.float32)\n",
+         "test_sharp_slope_needs_float64", "float32's 7 digits", named="float32-not-float64"),
     edit("soft answer averages the keys", "learning", "return torch.softmax(scores, dim=-1) @ values",
          "return torch.softmax(scores, dim=-1) @ keys", "test_soft_answer", "average the values",
          named="keys-averaged"),
@@ -772,6 +793,10 @@ def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4)
     return sharpness.item(), losses  # the sharpness of the last loss, before its step
 """, "test_fit_follows_gradient_descent", "After the last loss comes one more step", named="last-step-missing"),
     # -- gpt2_values -----------------------------------------------------------------------
+    edit("the token axis squeezed away with the batch axis", "gpt2_values",
+         "hidden = base(ids, output_hidden_states=True).hidden_states[layer][0]",
+         "hidden = base(ids, output_hidden_states=True).hidden_states[layer].squeeze()  # (1, T, d) -> (T, d)",
+         "test_one_token_text", "never squeeze()", named="token-axis-squeezed"),
     edit("head size hard-coded to 64", "gpt2_values", "size = width // model.config.n_head", "size = 64",
          "test_head_vectors", "read both from model.config", named="head-size-written-in"),
     # Right for the standard tiny model: only its other shape (heads of 8, 6 of them) fails.

@@ -1582,7 +1582,7 @@ import math
 
 import torch
 
-DTYPE = torch.float32  # the checks ask for slopes to 1e-3 and losses to 1e-5: float32 is enough
+DTYPE = torch.float32  # slopes to 1e-3 and losses to 1e-5, but not a slope at sharpness 200 near a jump
 
 
 def _t(x):
@@ -1917,7 +1917,6 @@ RIGHT: dict[str, dict[str, str]] = {
     "learning: torch.func.grad_and_value and vmap, a functional descent": {"learning": LEARNING_TORCH_FUNC_FUNCTIONAL},
     "learning: the slope as a central difference in numpy (h = 1e-6), optim.SGD": {
         "learning": LEARNING_CENTRAL_DIFFERENCES},
-    "learning: all in float32": {"learning": LEARNING_FLOAT32},
     "gpt2_values: a hook on attn.c_attn, F.scaled_dot_product_attention": {"gpt2_values": VALUES_HOOKS_TORCH_SDPA},
     "gpt2_values: TransformerLens-style einsum in float64": {"gpt2_values": VALUES_TRANSFORMER_LENS},
     "gpt2_values: a pre-hook on attn, the learner's own attention": {"gpt2_values": VALUES_PRE_HOOK_OWN_ATTENTION},
@@ -2002,7 +2001,11 @@ FLAWED = [
            {"test_answer_slope_lesson": "forward difference with a step of 0.001",
             "test_answer_slope_matches_finite_differences": "forward difference with a step of 0.001",
             "test_very_sharp_answers": "forward difference with a step of 0.001",
+            "test_sharp_slope_needs_float64": "forward difference with a step of 0.001",
             "test_slopes_match_reference": "the slope of answer_slope"}),
+    # The docstring asks for float64: at a high sharpness just off a jump float32's slope is 68 tolerances off.
+    Flawed("learning: all in float32", {"learning": LEARNING_FLOAT32},
+           {"test_sharp_slope_needs_float64": "float32's 7 digits"}),
     Flawed("softmax: picoGPT's, shifted by the first score instead of the largest",
            {"softmax": _replaced(SOFTMAX_PICOGPT, "np.max(x, axis=axis, keepdims=True)",
                                  "np.take(x, [0], axis=axis)")},
@@ -2035,7 +2038,7 @@ def softmax(x, axis=-1):
                "model(input_ids, output_attentions=True).attentions", "model(input_ids, output_attentions=True)[-1]")},
            {"test_tokens": "name the field", "test_head_pattern": "name the field",
             "test_pattern_is_causal_weights": "name the field", "test_layer_average": "name the field",
-            "test_head_pattern_matches_reference": "name the field",
+            "test_short_and_spaced_texts": "name the field", "test_head_pattern_matches_reference": "name the field",
             "test_layer_average_matches_reference": "name the field"}),
     Flawed("gpt2_heads: c_attn's output read as GPT-NeoX lays it out, q, k and v side by side per head",
            {"gpt2_heads": _replaced(HEADS_HUGGING_FACE_HOOKS, '''\

@@ -76,3 +76,22 @@ def slip_in(received, slipped: dict, name: str) -> tuple[str, str] | None:
         if np.shape(readouts[name]) == np.shape(received) and np.allclose(received, readouts[name], atol=TOLERANCE):
             return SLIP_HINTS[slip], SLIP_MISTAKES[slip]
     return None
+
+
+def look_alikes(received, attentions, layer, head) -> tuple[str, str] | None:
+    """The likely mistake, if ``received`` is some other pattern of the model: in words, and its name."""
+    n_layer, n_head = attentions.shape[:2]
+    candidates = {("the pattern transposed: row i must be where token i looks (pattern[i, j], not [j, i])",
+                   "pattern-transposed"): attentions[layer, head].T}
+    for other in (layer - 1, layer + 1):
+        if 0 <= other < n_layer:
+            candidates[(f"layer {other}'s pattern: layers count from 0, so layer {layer} is "
+                        f"attentions[{layer}]", "layer-off-by-one")] = attentions[other, head]
+    for other in (head - 1, head + 1):
+        if 0 <= other < n_head:
+            candidates[(f"head {other}'s pattern: heads count from 0, so head {head} is "
+                        f"attentions[{layer}][0, {head}]", "head-off-by-one")] = attentions[layer, other]
+    for mistake, pattern in candidates.items():
+        if np.allclose(received, pattern, atol=TOLERANCE):
+            return mistake
+    return None

@@ -184,37 +184,37 @@ def recompute_head_pattern(model, input_ids, layer, head):
     return torch.softmax(scores, dim=-1).detach().numpy()
 """,
     },
-    "float32 tensors, torch.optim.SGD, autograd.grad, a stable sort": {
+    "float64 tensors made by hand, torch.optim.SGD, autograd.grad, a stable sort": {
         "learning": """
 import numpy as np
 
 def soft_answer(query, keys, values, sharpness):
-    q = torch.as_tensor(query, dtype=torch.float32)
-    k = torch.as_tensor(np.asarray(keys, dtype=np.float32))
-    v = torch.as_tensor(np.asarray(values, dtype=np.float32))
-    scores = -torch.as_tensor(sharpness, dtype=torch.float32) * (q.unsqueeze(-1) - k) ** 2
+    q = torch.as_tensor(query, dtype=torch.float64)
+    k = torch.as_tensor(np.asarray(keys, dtype=np.float64))
+    v = torch.as_tensor(np.asarray(values, dtype=np.float64))
+    scores = -torch.as_tensor(sharpness, dtype=torch.float64) * (q.unsqueeze(-1) - k) ** 2
     w = (scores - scores.max(dim=-1, keepdim=True).values).exp()
     return (w * v).sum(dim=-1) / w.sum(dim=-1)
 
 def nearest_answer(query, keys, values):
-    distances = (torch.as_tensor(query, dtype=torch.float32).unsqueeze(-1) - torch.tensor(list(keys))).abs()
+    distances = (torch.as_tensor(query, dtype=torch.float64).unsqueeze(-1) - torch.tensor(list(keys))).abs()
     return torch.tensor(list(values))[distances.argsort(dim=-1, stable=True)[..., 0]]
 
 def answer_slope(query, keys, values, sharpness):
-    q = torch.tensor(float(query), requires_grad=True)
+    q = torch.tensor(float(query), dtype=torch.float64, requires_grad=True)
     answer = soft_answer(q, keys, values, sharpness)
     (slope,) = torch.autograd.grad(answer, q)
     return float(answer), float(slope)
 
 def nearest_slope(query, keys, values):
-    q = torch.tensor(float(query), requires_grad=True)
+    q = torch.tensor(float(query), dtype=torch.float64, requires_grad=True)
     answer = nearest_answer(q, keys, values)
     return float(answer), 0.0 if answer.grad_fn is None else float(torch.autograd.grad(answer, q)[0])
 
 def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4):
     log_sharpness = torch.tensor(np.log(start), requires_grad=True)
     optimizer = torch.optim.SGD([log_sharpness], lr=lr)
-    target = torch.tensor(np.asarray(answers, dtype=np.float32))
+    target = torch.tensor(np.asarray(answers, dtype=np.float64))
     losses = []
     for _ in range(steps):
         optimizer.zero_grad()
@@ -225,7 +225,7 @@ def fit_sharpness(queries, answers, keys, values, start=0.1, steps=200, lr=5e-4)
     return float(log_sharpness.exp()), losses
 
 def fit_nearest_key(queries, answers, keys, values, which, start, steps=50, lr=1e-3):
-    key = torch.tensor(float(start), requires_grad=True)
+    key = torch.tensor(float(start), dtype=torch.float64, requires_grad=True)
     losses = []
     for _ in range(steps):
         keys_now = torch.stack([key if j == which else torch.tensor(float(k)) for j, k in enumerate(keys)])

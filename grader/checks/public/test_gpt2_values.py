@@ -16,6 +16,8 @@ from grader.lesson import lesson
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.checks.gpt2_readouts import SLIP_HINTS, SLIP_MISTAKES  # one name per slip
 from grader.engine.codec import ModelSpec
+from grader.engine.errors import SubmissionError
+from grader.engine.results import ErrorKind
 
 # Every kind of input the docstrings and the lesson allow that the checks (public and hidden) try, in one place;
 # tests/checks/test_inputs.py holds each check named here to exist.
@@ -27,8 +29,10 @@ INPUTS = {
         "test_first_token_moves_only_itself", "test_value_contributions_matches_reference"),
     "GPT-2 small itself": ("test_lesson_claim_value_4_3",),
     "the ids handed in": ("test_arguments_unchanged",),
+    "a text of one token (one id)": ("test_one_token_text",),
 }
-# Not tried yet (issue 48, open): a text of one token, a text with a leading or trailing space.
+# Left out on purpose: a text with a space before or after its words (these functions take ids, not text: exercise
+# 4's test_short_and_spaced_texts tries it where the text is tokenized), no ids at all (no token, no pattern).
 
 # Each shape of lesson.TINY_SHAPES: a head size, head count or layer count written in as a number fails one.
 MODELS = {shape: ModelSpec(kind="tiny", seed=0, head="lm", shape=shape) for shape in lesson.TINY_SHAPES}
@@ -149,6 +153,29 @@ def test_first_token_moves_only_itself(submission, truths):
                  hint="Token 0 sees no earlier token, so all its weight is on itself and its output is its own "
                      "value. Is the future masked (causal_mask), and row i the weights of token i?",
                  mistake="future-not-masked")
+
+
+@pytest.mark.points(1)
+def test_one_token_text(submission, truths):
+    """A text of one token: its output is its own value vector, of shape (1, s), and its one share is 1."""
+    truth = truths["standard"]
+    ids = truth["ids"][:1]  # the lesson's first token alone: causal, it has the same q, k and v as in the sentence
+    one = {**truth, "values": truth["values"][:, :, :1], "tokens": truth["tokens"][:1]}
+    what = f"head_output(model, {ids}, layer=1, head=2), a text of one token"
+    try:
+        output = head_array(submission.gpt2_values.head_output(MODELS["standard"], ids, 1, 2), what, one)
+        shares = submission.gpt2_values.value_contributions(MODELS["standard"], ids, 1, 2, 0)
+    except SubmissionError as error:
+        if error.kind != ErrorKind.EXCEPTION:
+            raise
+        verify.fail(f"{what} raised {error.message}. A text of one token is a sentence too: keep its token axis "
+                    "(hidden_states[layer][0], shape (1, n_embd); never squeeze(), which takes it away).",
+                    "token-axis-squeezed")
+    verify.close(output, truth["values"][1, 2, :1], what, atol=TOLERANCE, rtol=TOLERANCE,
+                 hint="One token attends only to itself: its output is its own value vector.")
+    verify.close(verify.array(shares, f"value_contributions(model, {ids}, 1, 2, position=0)", shape=(1,)), [1.0],
+                 f"value_contributions(model, {ids}, 1, 2, position=0)", atol=1e-6,
+                 hint="One token is all there is: its share is 1.")
 
 
 def contributions(submission, spec, truth, layer, head, position):
