@@ -80,18 +80,20 @@ def usage_problem(args) -> str | None:
         return "--out must not be inside the submissions folder (it would be graded as a student)"
     if args.jobs < 1:
         return f"--jobs must be 1 or more, not {args.jobs}"
-    if (held := intake.exercise_folder(args.submissions)) is not None:  # a class holds students, never exercises
-        named = ", ".join(sorted(path.name for path in notebooks.chosen_sources(held, True).values()))
-        return (f"{args.submissions} holds exercises itself ({named}): that is one student's work, not a class; "
-                f"check it with `softlookup check {args.submissions}`, or give the folder above it, with one "
-                "folder (or .zip) per student")
     try:
         shards.parse(args.shard)
     except ValueError as error:
         return str(error)
     if not 0 <= args.similarity <= 1:
         return f"--similarity is a share of a student's code, from 0 (compare nothing) to 1, not {args.similarity:g}"
-    return Options.of(args).problem()
+    if problem := Options.of(args).problem():  # every option's own mistake first: the folder is read last
+        return problem
+    if (held := intake.exercise_folder(args.submissions)) is not None:  # a class holds students, never exercises
+        named = ", ".join(sorted(path.name for path in notebooks.chosen_sources(held, True).values()))
+        return (f"{args.submissions} holds exercises itself ({named}): that is one student's work, not a class; "
+                f"check it with `softlookup check {args.submissions}`, or give the folder above it, with one "
+                "folder (or .zip) per student")
+    return None
 
 
 def judge_arguments(args, exercises: list[registry.Exercise]) -> list[str]:

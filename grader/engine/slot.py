@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.engine import clock, codec, fork_servers, messages, registry
+from grader.engine import clock, codec, fork_servers, messages, registry, scratch
 from grader.engine.errors import KitError, SubmissionError, hang_label
 from grader.engine.scratch import ScratchBound, remove_tree
 from grader.engine.options import IMPORT_TIME_LIMIT, MEMORY_LIMIT
@@ -214,7 +214,8 @@ class Slot:
             # cap was raised by learner code has that message dropped, and its answer still counts.
             printed = codec.receive_or_skip(self.worker.conn, deadline, self.sandbox.printed.message_bytes)
             answer = codec.receive(self.worker.conn, deadline, MAX_MESSAGE)
-            filled = self.scratch_bound.exceeded() if self.scratch_bound and self.scratch_bound.due() else ""
+            bound = self.scratch_bound  # looked at once more as the call ends, unless it just was
+            filled = bound.exceeded() if bound and bound.due(scratch.LOOK_AT_THE_END_AFTER) else ""
         except (TimeoutError, socket.timeout):
             meter.charge()  # read the clocks before the worker is gone
             filled = getattr(deadline, "why", "")  # where the scratch was watched: whether its bound ended the wait

@@ -23,6 +23,7 @@ import pytest
 from attacks import ATTACKS, kit_copy
 from helpers import SOLUTIONS
 from grader.engine import registry
+from grader.reports.inert import inline
 from grader.releases.exercise_notebooks import learner_notebook
 from mistakes import MISTAKES
 from helpers import with_ctrl_c
@@ -143,7 +144,7 @@ def test_every_student_gets_feedback_without_hidden_inputs(graded, klass):
         results = json.loads((folder / "results.json").read_text())
         assert {"score", "max_score", "tests"} <= set(results)
         feedback = (folder / "feedback.md").read_text()
-        assert feedback.startswith(f"# Feedback for {student}")
+        assert feedback.startswith(f"# Feedback for {inline(student)}")  # the id as Markdown text, `_` escaped
         assert (folder / "feedback.html").read_text().startswith("<!DOCTYPE html>")
     capped = (graded / ("partial-" + CAPPED.replace(" ", "-")) / "feedback.md").read_text()
     assert "inputs that stay hidden" in capped and "(10, 10)" not in capped

@@ -184,8 +184,10 @@ def _as_nobody():
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to stand in for an unprivileged grader and its worker")
 def test_a_worker_that_hides_its_descriptors_from_an_unprivileged_grader_is_stopped(open_parent):
-    hider = subprocess.Popen([sys.executable, "-c", UNDUMPABLE], cwd=open_parent, stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True, preexec_fn=_as_nobody)
+    emulate = Path(__file__).parents[1] / "emulate.py"  # a Python that user may run, as in a container's image
+    hider = subprocess.Popen([sys.executable, str(emulate), "--readable-python", "--uid", str(NOBODY), "--",
+                              sys.executable, "-c", UNDUMPABLE], cwd=open_parent, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
     try:
         assert hider.stdout.readline().strip() == "held"
         child = os.fork()
