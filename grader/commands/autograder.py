@@ -30,7 +30,7 @@ from rich.console import Console
 
 from grader import usage
 from grader.usage import UsageError
-from grader.engine import notebooks, registry
+from grader.engine import notebooks, registry, system
 from grader.engine.intake import one_line
 from grader.engine.options import Options
 from grader.engine.runner import run_checks
@@ -81,6 +81,7 @@ def run(root: Path) -> int:
     report["output"] = ("The autograder could not grade this submission; your instructor has been shown the "
                         "details." if failed else summary(result))
     write_atomically(results, json.dumps(report, indent=2) + "\n")
+    system.close_to_workers([results.parent, results])  # every check's name, hidden ones too: no later worker's
     return 1 if failed else 0
 
 

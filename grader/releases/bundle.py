@@ -44,7 +44,7 @@ SHIPPED = [
     *[f"commands/{name}.py" for name in ("__init__", "check", "fetch", "hint")],
     *[f"lesson/{name}.py" for name in ("__init__", "explore", "kernel", "lesson", "models", "widgets")],
     "checks/__init__.py", "checks/exercises.toml", "checks/fixtures.py", "checks/gpt2_readouts.py",
-    "checks/learning_numpy.py", "checks/learning_results.py",
+    "checks/learning_numpy.py", "checks/learning_results.py", "checks/lookup_weights.py", "checks/attention_weights.py",
     "checks/pytest.ini", "checks/public",
     "data/gpt2",
 ]

@@ -102,7 +102,7 @@ def test_the_recorded_gpt2_answers_are_those_of_the_public_checks_inputs_only(ma
     arguments = [json.loads(key)[2]["list"] for key in record["answers"]]
     seeds = {arg["model_spec"]["seed"] for args in arguments for arg in args if isinstance(arg, dict)}
     texts = {arg for args in arguments for arg in args if isinstance(arg, str)}
-    assert seeds == {0} and texts == {lesson.SENTENCE, public_gpt2_heads.OTHER}
+    assert seeds == {0} and texts == {lesson.SENTENCE, public_gpt2_heads.OTHER, *public_gpt2_heads.EDGE_TEXTS.values()}
 
 def test_the_scan_finds_what_it_looks_for(tmp_path):
     """A reference line, a marker and a hidden check's name, planted in a copy, are each found."""

@@ -22,11 +22,11 @@ from grader.engine.results import ErrorKind
 INPUTS = {
     "the lesson's sentence, and other sentences, on tiny GPT-2s of several shapes": (
         "test_tokens", "test_head_pattern", "test_pattern_is_causal_weights", "test_layer_average",
-        "test_recompute_head_pattern", "test_head_pattern_matches_reference", "test_layer_average_matches_reference",
-        "test_recompute_matches_reference"),
+        "test_recompute_head_pattern", "hidden", "hidden",
+        "hidden"),
     "GPT-2 small itself": ("test_lesson_claim_head_4_3", "test_lesson_claim_layer_4_average"),
     "tokens with and without 'Ġ', repeated tokens, tokens inside other tokens": (
-        "test_attention_share", "test_attention_share_matches_reference"),
+        "test_attention_share", "hidden"),
     "a token that is not there": ("test_attention_share_unknown_token",),
     "the tokens, pattern and ids handed in": ("test_arguments_unchanged",),
     "a text of one token; a text with a space before or after its words": ("test_short_and_spaced_texts",),

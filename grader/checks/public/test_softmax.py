@@ -11,9 +11,9 @@ from grader.engine.results import ErrorKind
 # the one place to see what is covered. tests/checks/test_inputs.py holds each check named here to exist.
 INPUTS = {
     "a vector, a matrix, a 3-D array": ("test_weights_positive_and_sum_to_one", "test_keeps_shape",
-                                        "test_matches_reference"),
-    "a single row, shape (1, n)": ("test_matches_reference",),
-    "axis 0, 1, -1, and no axis (the default, -1)": ("test_axis", "test_matches_reference", "test_lesson_scores"),
+                                        "hidden"),
+    "a single row, shape (1, n)": ("hidden",),
+    "axis 0, 1, -1, and no axis (the default, -1)": ("test_axis", "hidden", "test_lesson_scores"),
     "a (nested) list, of floats or masked scores": ("test_arguments_unchanged",),
     "integer scores (the docstring's [2, 1, 0])": ("test_lesson_scores",),
     "scores near +1000 or -1000, or 1000 apart in one row (beyond exp's range)": ("test_large_scores",),
