@@ -30,8 +30,9 @@ def not_passed(result):
 
 
 def test_the_set_is_big_and_varied():
-    """At least 47 right implementations, every exercise covered, torch in 8 of the numpy exercises' modules."""
-    assert len(RIGHT) >= 47
+    """At least 46 right implementations (float32 in exercise 5 is a flaw since its docstrings ask for float64), every
+    exercise covered, torch in 8 of the numpy exercises' modules."""
+    assert len(RIGHT) >= 46
     covered = {module for files in RIGHT.values() for module in files}
     assert covered == {"softmax", "lookup", "attention", "gpt2_heads", "learning", "gpt2_values"}
     with_torch = [name for name, files in RIGHT.items()

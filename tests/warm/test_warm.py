@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SOLUTIONS, make_submission
+from helpers import SOLUTIONS, make_submission, most, partly
 from grader.warm import client, place, server
 
 SOFTLOOKUP = [sys.executable, "-m", "grader.cli"]
@@ -80,7 +80,7 @@ def test_the_first_check_starts_the_server_and_the_next_reuse_it(warm, tmp_path)
     assert served()["served"] == 2  # that one did not ask the server
     assert first.returncode == second.returncode == alone.returncode == 1
     assert comparable(first.stdout) == comparable(second.stdout) == comparable(alone.stdout)
-    assert "14.67/17 points" in alone.stdout and "NaN" in alone.stdout  # the broken softmax is graded
+    assert re.search(partly("softmax"), alone.stdout) and "NaN" in alone.stdout  # the broken softmax is graded
 
     (folder / "softmax.py").write_text((SOLUTIONS / "softmax.py").read_text())
     fixed = warm(*args)
@@ -104,7 +104,7 @@ def test_a_check_the_server_answers_imports_only_what_asking_takes(warm, tmp_pat
 def test_the_server_can_be_turned_off(warm, tmp_path, way):
     folder = make_submission(tmp_path / "submission")
     done = warm("check", folder, "--exercise", "softmax", *way, **({} if way else {"SOFTLOOKUP_NO_SERVER": "1"}))
-    assert done.returncode == 0 and "17/17" in done.stdout
+    assert done.returncode == 0 and f"{most('softmax')}/{most('softmax')}" in done.stdout
     assert not socket_file()
 
 
@@ -132,7 +132,7 @@ def test_a_folder_that_is_not_private_is_refused(warm, runtime, tmp_path, make):
     make(folder)
     assert place.private_folder() is None
     done = warm("check", make_submission(tmp_path / "submission"), "--exercise", "softmax")
-    assert done.returncode == 0 and "17/17" in done.stdout  # graded in-process instead
+    assert done.returncode == 0 and f"{most('softmax')}/{most('softmax')}" in done.stdout  # graded in-process instead
     assert not list(runtime.rglob("check-*"))
 
 
