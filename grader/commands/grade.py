@@ -184,10 +184,11 @@ def _graded_class(args, export: Export, exercises: list[registry.Exercise], reco
 
 
 def findings(export: Export, exercises: list[registry.Exercise], graded: set[str], similar: float,
-             solutions: Path) -> Integrity:
+             solutions: Path, out: Path | None = None) -> Integrity:
     """What the summary says beside the grades, of the students graded (issue 46): pairs whose own code is alike
     at ``similar`` or more (0: not compared), the stubs made from ``solutions`` counting for nothing; and, for
-    GitHub Classroom clones, the kit's files each repository changed."""
+    GitHub Classroom clones, the kit's files each repository changed. ``out``: the class's folder, where the
+    code's tokens are kept for the next run (:func:`grader.engine.similarity.pairs`)."""
     from grader.releases import handed_out  # nbformat, for the notebooks handed out: only once a class is graded
 
     students = [student for student in export.students if student.id in graded]
@@ -195,7 +196,7 @@ def findings(export: Export, exercises: list[registry.Exercise], graded: set[str
     if found.compared:
         modules = [exercise.module for exercise in exercises]
         code = {student.id: similarity.sources(student, modules) for student in students}
-        found.similar = similarity.pairs(code, handed_out.boilerplate(solutions, exercises), similar)
+        found.similar = similarity.pairs(code, handed_out.boilerplate(solutions, exercises), similar, store=out)
     if export.layout == github_classroom.NAME:
         expected = handed_out.bundle_digests(solutions)
         changes = {s.id: handed_out.kit_changes(Path(s.path), expected) for s in students if s.path and not s.problem}
@@ -260,7 +261,7 @@ def write_gradebook(record: ClassRecord, export: Export, exercises: list[registr
     """
     graded = {s.id: batch.identified(found, s) for s in export.students
               if (found := record.standing(s)[0]) is not None}
-    found = findings(export, exercises, set(graded), similar, solutions)
+    found = findings(export, exercises, set(graded), similar, solutions, record.out)
     record.write(lambda: gradebook.write_class(record.out, graded, [exercise.module for exercise in exercises], found))
     for name in _import_file(export.layout):
         text = detect.LAYOUTS[export.layout].gradebook_import(graded, assignment)

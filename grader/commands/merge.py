@@ -16,17 +16,18 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from grader.engine import registry
+from grader.engine import registry, similarity
 from grader.engine.results import SubmissionResult, write_atomically
 from grader.platforms import detect
+from grader.platforms import Export
 from grader.reports import gradebook, shards
 from grader.reports.integrity import Integrity
 from grader.usage import Parser, UsageError
 
 
-# The merge reads no student's work, so it cannot compare the class's code (softlookup grade's similarity pass).
-NOT_COMPARED = ("Not compared: softlookup merge reads no student's work. Each share's own summary lists the pairs "
-                "within that share; softlookup grade of the whole class compares everyone.")
+# Without --class the merge reads no student's work, so it cannot compare the class's code.
+NOT_COMPARED = ("Not compared: softlookup merge was not given the class (--class SUBMISSIONS compares everyone, as "
+                "softlookup grade of the whole class does). Each share's own summary lists the pairs within that share.")
 
 
 def parser() -> Parser:
@@ -34,6 +35,12 @@ def parser() -> Parser:
                                                      "--shard K/N, into one gradebook, summary and import file.")
     p.add_argument("shares", type=Path, nargs="+", metavar="OUT_K", help="each share's --out folder")
     p.add_argument("--out", type=Path, required=True, help="where the whole class's gradebook goes (a new folder)")
+    p.add_argument("--class", dest="submissions", type=Path, metavar="SUBMISSIONS",
+                   help="the class's folder the shares graded: compare the whole class's code for work handed in "
+                        "twice, as softlookup grade does (read, never run; without it the summary says not compared)")
+    p.add_argument("--similarity", type=float, default=similarity.DEFAULT_THRESHOLD, metavar="SHARE",
+                   help="with --class, softlookup grade's --similarity: the share of one's code in the other's "
+                        f"(default {similarity.DEFAULT_THRESHOLD:g}; 0 compares nothing)")
     return p
 
 
@@ -45,6 +52,7 @@ def main(argv=None) -> int:
     first = next(iter(found.values()))
     graded, folders = _results(found)
     _check_out(args.out, found, first)
+    export = _class(args, first)
     args.out.mkdir(parents=True, exist_ok=True)
     for student, folder in folders.items():
         target = gradebook.student_folder(args.out, student)
@@ -52,7 +60,7 @@ def main(argv=None) -> int:
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(folder, target)
     ordered = {student: graded[student] for student in first.everyone}
-    gradebook.write_class(args.out, ordered, list(first.exercises), Integrity(not_compared=NOT_COMPARED))
+    gradebook.write_class(args.out, ordered, list(first.exercises), _findings(args, export, first, set(ordered)))
     platform = detect.LAYOUTS[first.layout]
     if platform.IMPORT_FILE:
         write_atomically(args.out / platform.IMPORT_FILE, platform.gradebook_import(ordered, first.assignment))
@@ -60,6 +68,32 @@ def main(argv=None) -> int:
                  first.everyone).write(args.out, write_atomically)
     print(f"{len(ordered)} students from {first.count} shares; gradebook in {args.out / 'grades.csv'}")
     return 0
+
+
+def _class(args, first: shards.Shard) -> Export | None:
+    """The class ``--class`` names, read as the shares read it; UsageError where it is not the class they graded."""
+    if args.submissions is None:
+        return None
+    if not 0 <= args.similarity <= 1:
+        raise UsageError(f"--similarity is a share of a student's code, from 0 (compare nothing) to 1, not "
+                         f"{args.similarity:g}")
+    if not args.submissions.is_dir():
+        raise UsageError(f"--class {args.submissions} is not a folder; give the folder the shares graded")
+    export = detect.read(args.submissions.resolve(), first.layout)
+    if tuple(student.id for student in export.students) != first.everyone:
+        raise UsageError(f"--class {args.submissions} is not the class the shares graded ({len(export.students)} "
+                         f"students there, {len(first.everyone)} in the shares, or others): give the folder they graded")
+    return export
+
+
+def _findings(args, export: Export | None, first: shards.Shard, graded: set[str]) -> Integrity:
+    """The summary's findings beside the grades: one grade's of the whole class with --class, else none."""
+    if export is None:
+        return Integrity(not_compared=NOT_COMPARED)
+    from grader.commands.grade import findings  # the grading command's imports, only where they are used
+
+    exercises = [registry.exercise(module) for module in first.exercises]
+    return findings(export, exercises, graded, args.similarity, registry.SOLUTIONS_DIR, args.out)
 
 
 def _shares(folders: list[Path]) -> dict[Path, shards.Shard]:

@@ -24,8 +24,10 @@ at :data:`MAX_SOURCE` bytes.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import itertools
+import json
 import os
 import stat
 import tempfile
@@ -33,8 +35,11 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from grader.engine import intake, notebooks
 from grader.engine.intake import Student
+from grader.engine.results import write_atomically
 
 DEFAULT_THRESHOLD = 0.8  # the share of a student's own code found in the other's: `softlookup grade --similarity`
 K = 25  # copydetect's noise threshold: a match shorter than this many characters (names made symbols) is no match
@@ -43,6 +48,8 @@ COMMON_SHARE = 0.1  # a fingerprint in more than this share of the class (and of
 COMMON_LEAST = 5  # code, not evidence: below it, a ring of copies in a small class would pass for common code
 MIN_SHARED = 60  # characters of shared code (names made symbols) below which no pair is reported, however alike
 MAX_SOURCE = 1 << 20  # bytes of a module read: a student's file is larger only to be in the way
+PER_PROCESS = 100  # texts to tokenise per process started (~0.3 s to start one, ~6 ms a text): fewer, tokenised here
+STORE = ".similarity-tokens.json"  # in the class's --out folder: each text's tokens, by digest, for the next run
 
 
 @dataclass
@@ -90,36 +97,112 @@ def _read(path: Path) -> str | None:
 
 
 def pairs(code: dict[str, dict[str, str]], boilerplate: dict[str, list[str]],
-          threshold: float = DEFAULT_THRESHOLD) -> list[Pair]:
+          threshold: float = DEFAULT_THRESHOLD, store: Path | None = None) -> list[Pair]:
     """Every pair of students alike beyond chance in some exercise, the most alike first.
 
     ``code`` maps each student to their sources by module; ``boilerplate`` maps each module to the texts
-    handed out for it (the stub, the notebook's code), whose fingerprints count for nothing.
+    handed out for it (the stub, the notebook's code), whose fingerprints count for nothing. ``store``: a
+    folder (the class's --out) where each text's tokens are kept, so that a regrade tokenises only what changed.
     """
-    found = []
+    found, own = [], {}
     for module in sorted({module for modules in code.values() for module in modules}):
-        written = {student: modules[module] for student, modules in code.items() if module in modules}
-        found += _alike(module, written, boilerplate.get(module, []), threshold)
+        given = {line.strip() for text in boilerplate.get(module, []) for line in text.splitlines()} - {""}
+        own[module] = {student: mine for student, modules in code.items()
+                       if module in modules and (mine := _own(modules[module], given)).strip()}
+    tokens = _tokenised({*(text for texts in own.values() for text in texts.values()),
+                         *(text for module in own for text in boilerplate.get(module, []))}, store)
+    for module, written in own.items():
+        found += _alike(module, written, boilerplate.get(module, []), threshold, tokens)
     return sorted(found, key=lambda pair: (-pair.score, pair.exercise, pair.students))
 
 
-def _alike(module: str, written: dict[str, str], handed_out: list[str], threshold: float) -> list[Pair]:
+def _tokenised(texts: set[str], store: Path | None) -> dict[str, tuple[str, np.ndarray]]:
+    """Each of ``texts`` as copydetect's tokeniser leaves it (:func:`copydetect.utils.filter_code`: names made
+    symbols, comments and whitespace dropped) with its offsets into the text: nearly all of the pass's time.
+
+    Tokens hang on the text alone, never on Python's ``hash`` (which the fingerprints use, and which differs
+    from one interpreter to the next), so they can be made in a process per core and kept in ``store`` by
+    the text's digest, for the next run of the same class to read instead of tokenising again.
+    """
+    kept = _kept(store)
+    digests = {text: hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() for text in texts}
+    todo = sorted(text for text in texts if digests[text] not in kept)
+    for text, made in zip(todo, _tokenise_all(todo)):
+        kept[digests[text]] = made
+    if store is not None and todo:
+        try:  # this run's texts only: a student's earlier versions go
+            write_atomically(store / STORE, json.dumps({"tokeniser": _tokeniser(), "tokens": {
+                digests[text]: [kept[digests[text]][0], np.asarray(kept[digests[text]][1]).tolist()]
+                for text in texts}}))
+        except OSError:  # a full disk costs the next run its time, never this run its pairs
+            pass
+    return {text: (kept[digests[text]][0], np.asarray(kept[digests[text]][1], dtype=np.int64)) for text in texts}
+
+
+def _kept(store: Path | None) -> dict[str, tuple[str, list]]:
+    """The tokens an earlier run kept in ``store``, if the same tokeniser made them; {} for anything else."""
+    try:
+        with open(store / STORE, encoding="utf-8") as handle:
+            kept = json.load(handle)
+        if kept["tokeniser"] == _tokeniser():
+            return {digest: (filtered, offsets) for digest, (filtered, offsets) in kept["tokens"].items()}
+    except (TypeError, OSError, ValueError, KeyError):  # none kept (or no store), or not this file's shape
+        pass
+    return {}
+
+
+def _tokeniser() -> str:
+    """What the tokens depend on besides the text: copydetect's and pygments' versions."""
+    from importlib.metadata import version
+
+    return f"copydetect {version('copydetect')}, pygments {version('pygments')}"
+
+
+def _tokenise_all(texts: list[str]) -> list[tuple[str, np.ndarray]]:
+    """:func:`_tokens` of each of ``texts``, in a process per core where there are enough to be worth the start."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    workers = min(cores, len(texts) // PER_PROCESS)
+    if workers < 2:
+        return [_tokens(text) for text in texts]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # forkserver: each process forked from a fresh interpreter that imported copydetect once (half a second:
+    # it imports matplotlib), never from this one, whose threads (a pipe's reader) may hold a lock
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["copydetect.utils"])
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        return list(pool.map(_tokens, texts, chunksize=max(1, len(texts) // (workers * 4))))
+
+
+def _tokens(text: str) -> tuple[str, np.ndarray]:
+    """``text`` tokenised as copydetect tokenises a Python file (its lexer named, not looked up by file name)."""
+    from copydetect.utils import filter_code
+
+    return filter_code(text, "module.py", "python")
+
+
+def _alike(module: str, written: dict[str, str], handed_out: list[str], threshold: float,
+           tokens: dict[str, tuple[str, np.ndarray]]) -> list[Pair]:
+    """The pairs among ``written`` (each student's own code for ``module``, the handed-out lines blank)."""
     from copydetect import CodeFingerprint, compare_files
     from copydetect.utils import get_token_coverage
 
-    def fingerprint(text: str, ignored=()):  # Python's tokeniser named, not looked up by file name (1 ms a file)
-        return CodeFingerprint(f"{module}.py", K, WINDOW, boilerplate=list(ignored), fp=io.StringIO(text),
-                               language="python")
+    def fingerprint(text: str, ignored=()):
+        """copydetect's fingerprint of ``text`` from its tokens: what CodeFingerprint(fp=text) makes, untokenised."""
+        filtered, offsets = tokens[text]
+        made = CodeFingerprint(f"{module}.py", K, WINDOW, boilerplate=list(ignored), filter=False,
+                               fp=io.StringIO(filtered))
+        made.raw_code, made.offsets = text, offsets
+        return made
 
     handed = set().union(*(fingerprint(text).hashes for text in handed_out))
-    given = {line.strip() for text in handed_out for line in text.splitlines()} - {""}
     made: dict[str, object] = {}  # own code -> its fingerprint: an untouched stub, or a file handed in twice, once
     prints = {}
-    for student, text in written.items():
-        if (own := _own(text, given)).strip():
-            if own not in made:
-                made[own] = fingerprint(own, handed)
-            prints[student] = made[own]
+    for student, own in written.items():
+        if own not in made:
+            made[own] = fingerprint(own, handed)
+        prints[student] = made[own]
     counts = Counter(digest for print_ in prints.values() for digest in print_.hashes)
     common = {digest for digest, many in counts.items() if many > max(COMMON_LEAST, COMMON_SHARE * len(prints))}
     for print_ in prints.values():  # as if common code were boilerplate too

@@ -7,6 +7,7 @@ refused in one line, exit 2, with nothing written.
 """
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -64,7 +65,10 @@ def graded(tmp_path_factory):
     merged = root / "merged"
     done = softlookup("merge", *parts, "--out", merged)
     assert done.returncode == 0, done.stderr
-    return submissions, whole, parts, merged
+    compared = root / "compared"  # given the class, the merge compares everyone's code as the whole run does
+    done = softlookup("merge", *parts, "--out", compared, "--class", submissions)
+    assert done.returncode == 0, done.stderr
+    return submissions, whole, parts, merged, compared
 
 
 
@@ -77,7 +81,7 @@ def untimed(results: Path) -> dict:
 
 @pytest.mark.slow
 def test_the_merged_class_equals_one_run(graded):
-    _, whole, parts, merged = graded
+    _, whole, parts, merged, compared = graded
     shares = [shards.Shard.read(part) for part in parts]
     everyone = shards.Shard.read(whole).everyone
     assert sorted(s for shard in shares for s in shard.share) == sorted(everyone) and len(everyone) >= 4
@@ -89,15 +93,24 @@ def test_the_merged_class_equals_one_run(graded):
         assert (mine / "feedback.md").read_text() == (theirs / "feedback.md").read_text(), student
         assert untimed(mine / "results.json") == untimed(theirs / "results.json"), student
     summary = (merged / "summary.md").read_text()
-    # The merge reads no student's work, so it compares none: the whole run's pairs alike are its own (issue 46).
+    # Not given the class, the merge reads no student's work and compares none: the whole run's pairs are its own.
     graded_lines = (whole / "summary.md").read_text().split(f"## {integrity.SIMILAR}")[0].splitlines()
     assert all(line in summary for line in graded_lines if "second" not in line and " s " not in line)
     assert merge.NOT_COMPARED in summary
+    # Given it (--class), the merge's summary is the whole run's, pairs across shares included (issue 46).
+    whole_lines, compared_lines = ([line for line in (out / "summary.md").read_text().splitlines()
+                                    if "second" not in line and " s " not in line] for out in (whole, compared))
+    assert compared_lines == whole_lines
+    pairs = (whole / "summary.md").read_text().split(f"## {integrity.SIMILAR}")[1]
+    assert any(shards.share_of(first, 3) != shards.share_of(second, 3)
+               for first, second in re.findall(r"^- \*\*\w+\.py\*\*: (\S+) and (\S+), score", pairs, flags=re.M)), pairs
+    for name in ("grades.csv", "canvas-gradebook.csv"):
+        assert (compared / name).read_text() == (whole / name).read_text(), name
 
 
 @pytest.mark.slow
 def test_shares_that_cannot_be_joined_are_refused(graded, tmp_path):
-    submissions, whole, parts, merged = graded
+    submissions, whole, parts, merged, _ = graded
     refused = {
         "a share missing": [parts[0], parts[1]],
         "a whole run beside shares": [whole, parts[0]],
@@ -126,6 +139,11 @@ def test_shares_that_cannot_be_joined_are_refused(graded, tmp_path):
     assert (other / shards.MARKER).is_file(), done.stderr  # graded (nobody handed in lookup.py: exit 1)
     done = softlookup("merge", parts[0], parts[1], other, "--out", tmp_path / "z")
     assert done.returncode == 2 and "differ in their exercises" in done.stderr
+    # --class naming another class than the shares graded
+    other_class = tmp_path / "other-class"
+    (other_class / "someone").mkdir(parents=True)
+    done = softlookup("merge", *parts, "--out", tmp_path / "w", "--class", other_class)
+    assert done.returncode == 2 and "not the class the shares graded" in done.stderr and not (tmp_path / "w").exists()
     # the merge may be run again into its own output: the same files
     before = (merged / "grades.csv").read_text()
     assert softlookup("merge", *parts, "--out", merged).returncode == 0
