@@ -15,8 +15,8 @@ import re
 
 import pytest
 
-from classes import MAX, NUMPY, cli, modules, reference, rows, stubs
-from grader.engine import registry
+from classes import ASSIGNMENTS, MAX, NUMPY, cli, modules, reference, rows, stubs
+from grader.engine import registry, similarity
 from grader.releases.exercise_notebooks import learner_notebook
 from wild import (LOOKUP_DICT_LOGADDEXP, LOOKUP_LOOPS_MATH, LOOKUP_SKLEARN_STYLE, SOFTMAX_LOGADDEXP, SOFTMAX_LOGSUMEXP,
                   SOFTMAX_PICOGPT)
@@ -113,3 +113,38 @@ def test_the_threshold_is_the_instructors(graded, tmp_path):
     assert "Not compared (`--similarity 0`)." in (tmp_path / "off" / "summary.md").read_text()
     wrong = cli(submissions, tmp_path / "wrong", "--similarity", "80")
     assert wrong.returncode == 2 and "--similarity" in wrong.stderr and len(wrong.stderr.strip().splitlines()) == 1
+
+
+def _small_class() -> tuple[dict[str, dict[str, str]], dict[str, list[str]]]:
+    """The fixture's class as similarity.pairs takes it: each student's sources, and the stubs handed out."""
+    code = {"original": {name: reference(name) for name in NUMPY},
+            "renamed-copy": {name: renamed_copy(reference(name)) for name in NUMPY}, **HONEST,
+            "stubs-one": {name: (ASSIGNMENTS / f"{name}.py").read_text() for name in NUMPY}}
+    return code, {name: [code["stubs-one"][name]] for name in NUMPY}
+
+
+def test_tokens_made_in_other_processes_find_the_same_pairs(monkeypatch):
+    code, handed_out = _small_class()
+    here = similarity.pairs(code, handed_out)
+    assert {(pair.exercise, pair.students) for pair in here} == {(name, ("original", "renamed-copy")) for name in NUMPY}
+    monkeypatch.setattr(similarity, "PER_PROCESS", 1)  # a process per core for even these few texts
+    monkeypatch.setattr(similarity.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
+    assert similarity.pairs(code, handed_out) == here  # scores, lines and excerpts alike
+
+
+def test_a_regrade_tokenises_only_what_changed(monkeypatch, tmp_path):
+    code, handed_out = _small_class()
+    first = similarity.pairs(code, handed_out, store=tmp_path)
+    assert (tmp_path / similarity.STORE).is_file()
+    tokenised = []
+    made_here = similarity._tokens
+    monkeypatch.setattr(similarity, "_tokens", lambda text: tokenised.append(text) or made_here(text))
+    assert similarity.pairs(code, handed_out, store=tmp_path) == first and tokenised == []
+    code["honest-picogpt"]["softmax"] += "\n# checked once more\nCHECKED = True\n"
+    again = similarity.pairs(code, handed_out, store=tmp_path)
+    assert len(tokenised) == 1 and "CHECKED = True" in tokenised[0]
+    assert again == first
+    monkeypatch.setattr(similarity, "_tokeniser", lambda: "another pygments")  # kept by another tokeniser: unread
+    assert similarity.pairs(code, handed_out, store=tmp_path) == first and len(tokenised) > 1
+    (tmp_path / similarity.STORE).write_text("{not json")
+    assert similarity.pairs(code, handed_out, store=tmp_path) == first
