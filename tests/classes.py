@@ -19,6 +19,7 @@ import struct
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 from grader.engine import registry
@@ -37,6 +38,22 @@ def cli(submissions: Path, out: Path, *extra: str, wait: bool = True):
     if not wait:
         return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+
+
+def graded_class(root: Path, students: dict[str, Callable[[Path], object] | dict[str, str]], *extra: str):
+    """A class written under ``root``/submissions and graded into ``root``/out by :func:`cli` (with ``extra``),
+    which must succeed: (the out folder, the finished run).
+
+    Each student is built by a builder of this module (or any function of their folder), or is a dict of
+    sources written over the reference's modules (:func:`modules`).
+    """
+    submissions = root / "submissions"
+    submissions.mkdir()
+    for name, build in students.items():
+        build(submissions / name) if callable(build) else modules(submissions / name, build)
+    done = cli(submissions, root / "out", *extra)
+    assert done.returncode == 0, done.stderr
+    return root / "out", done
 
 
 def rows(out: Path) -> dict[str, dict]:

@@ -9,11 +9,11 @@ warning that says so. ``softlookup release nbgrader`` does not write over a
 course it finds.
 """
 
-import csv
+from pathlib import Path
 
 import pytest
 
-from classes import MAX, NUMPY, cli, honest, modules, reference
+from classes import MAX, NUMPY, cli, graded_class, honest, modules, reference, rows
 from helpers import softlookup
 from grader.reports import gradebook
 
@@ -21,29 +21,20 @@ LOOPING = "def softmax(x, axis=-1):\n    while True:\n        pass\n"
 UNPARSABLE = "def softmax(x, axis=-1)\n    return x\n"
 
 
-def rows(out) -> dict[str, dict]:
-    with open(out / "grades.csv", newline="") as handle:
-        return {row["student"]: row for row in csv.DictReader(handle)}
-
-
 def feedback(out, student) -> str:
     return (gradebook.student_folder(out, student) / "feedback.md").read_text()
 
 
+def looping_without_lookup(folder):
+    modules(folder, {"softmax": LOOPING})
+    (folder / "lookup.py").unlink()
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    root = tmp_path_factory.mktemp("class")
-    submissions = root / "submissions"
-    submissions.mkdir()
-    honest(submissions / "honest")
-    (submissions / "empty").mkdir()
-    modules(submissions / "looping", {"softmax": LOOPING})
-    (submissions / "looping" / "lookup.py").unlink()
-    modules(submissions / "looping-with-lookup", {"softmax": LOOPING})
-    modules(submissions / "unparsable", {"softmax": UNPARSABLE})
-    done = cli(submissions, root / "out", "--time-limit", "1")
-    assert done.returncode == 0, done.stderr
-    return root / "out", done
+    return graded_class(tmp_path_factory.mktemp("class"), {
+        "honest": honest, "empty": Path.mkdir, "looping": looping_without_lookup,
+        "looping-with-lookup": {"softmax": LOOPING}, "unparsable": {"softmax": UNPARSABLE}}, "--time-limit", "1")
 
 
 def test_the_status_tells_a_loop_from_nothing_handed_in(graded):

@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from classes import ASSIGNMENTS, MAX, NUMPY, cli, modules, reference, rows, stubs
+from classes import ASSIGNMENTS, MAX, NUMPY, cli, graded_class, modules, reference, rows, stubs
 from grader.engine import registry, similarity
 from grader.releases.exercise_notebooks import learner_notebook
 from wild import (LOOKUP_DICT_LOGADDEXP, LOOKUP_LOOPS_MATH, LOOKUP_SKLEARN_STYLE, SOFTMAX_LOGADDEXP, SOFTMAX_LOGSUMEXP,
@@ -57,24 +57,18 @@ def _bound(node) -> list[str]:
     return [target.id for target in getattr(node, "targets", []) if isinstance(target, ast.Name)]
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    root = tmp_path_factory.mktemp("similar")
-    submissions = root / "submissions"
-    submissions.mkdir()
-    modules(submissions / "original")
-    copy = submissions / "renamed-copy"
-    copy.mkdir()
+def notebooks_of_a_renamed_copy(folder):
+    folder.mkdir()
     for name in NUMPY:  # handed in as notebooks: the kit makes them modules, and compares those
         notebook = learner_notebook(registry.exercise(name), renamed_copy(reference(name)), stub=False)
-        (copy / f"{name}.ipynb").write_text(notebook)
-    for student, sources in HONEST.items():
-        modules(submissions / student, sources)
-    stubs(submissions / "stubs-one")
-    stubs(submissions / "stubs-two")
-    done = cli(submissions, root / "out", "--time-limit", "2")
-    assert done.returncode == 0, done.stderr
-    return root / "out"
+        (folder / f"{name}.ipynb").write_text(notebook)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    return graded_class(tmp_path_factory.mktemp("similar"), {
+        "original": modules, "renamed-copy": notebooks_of_a_renamed_copy, **HONEST, "stubs-one": stubs,
+        "stubs-two": stubs}, "--time-limit", "2")[0]
 
 
 def test_a_renamed_copy_is_a_full_marks_student_of_its_own():

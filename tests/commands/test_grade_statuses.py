@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from classes import MAX, cli, honest, modules, reference, rows, stubs
+from classes import MAX, graded_class, honest, reference, rows, stubs
 from grader.reports import gradebook
 
 OWN_WORDS = "the importer's very own words"  # the exception a student's module raises as it is imported
@@ -27,17 +27,9 @@ EXPECTED = {"honest": "ok", "raises-at-import": "import-error", "does-not-parse"
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    root = tmp_path_factory.mktemp("statuses")
-    submissions = root / "submissions"
-    submissions.mkdir()
-    honest(submissions / "honest")
-    modules(submissions / "raises-at-import", {"lookup": RAISES_AT_IMPORT})
-    modules(submissions / "does-not-parse", {"lookup": DOES_NOT_PARSE})
-    modules(submissions / "renamed-function", {"lookup": RENAMED})
-    stubs(submissions / "stubs")
-    done = cli(submissions, root / "out", "--time-limit", "2")
-    assert done.returncode == 0, done.stderr
-    return root / "out", done
+    return graded_class(tmp_path_factory.mktemp("statuses"), {
+        "honest": honest, "raises-at-import": {"lookup": RAISES_AT_IMPORT}, "does-not-parse": {"lookup": DOES_NOT_PARSE},
+        "renamed-function": {"lookup": RENAMED}, "stubs": stubs}, "--time-limit", "2")
 
 
 def test_the_gradebook_names_each_way_a_submission_failed_to_run(graded):
