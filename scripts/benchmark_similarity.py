@@ -110,6 +110,8 @@ def main():
 
     exercises = list(registry.EXERCISES)
     modules = [exercise.module for exercise in exercises]
+    if args.store:
+        args.store.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="softlookup-similar-"))
     students = make_class(work / "class", args.students, modules)
     with Clock() as clock:
