@@ -100,29 +100,36 @@ class Clock:
         return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--students", type=int, default=200)
-    parser.add_argument("--pairs", type=Path, help="write every pair found here, as JSON")
-    parser.add_argument("--store", type=Path, help="keep the tokens here (the class's --out folder in grade)")
-    args = parser.parse_args()
+def timed_pass(students, modules, exercises, store):
+    """The pass as grade runs it, each step timed: (the pairs, the code read, the clock)."""
     from grader.releases import handed_out
 
-    exercises = list(registry.EXERCISES)
-    modules = [exercise.module for exercise in exercises]
-    if args.store:
-        args.store.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="softlookup-similar-"))
-    students = make_class(work / "class", args.students, modules)
     with Clock() as clock:
         code = {student.id: similarity.sources(student, modules) for student in students}
         clock.step("reading every student's files")
         boilerplate = handed_out.boilerplate(registry.SOLUTIONS_DIR, exercises)
         clock.step("the handed-out stubs and notebooks")
         found = similarity.pairs(code, boilerplate, similarity.DEFAULT_THRESHOLD,
-                                 **({"store": args.store} if args.store else {}))
+                                 **({"store": store} if store else {}))  # as the kit before the store can run it
         clock.step("fingerprinting and comparing")
+    return found, code, clock
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--students", type=int, default=200)
+    parser.add_argument("--pairs", type=Path, help="write every pair found here, as JSON")
+    parser.add_argument("--store", type=Path, help="keep the tokens here (the class's --out folder in grade)")
+    args = parser.parse_args()
+    exercises = list(registry.EXERCISES)
+    modules = [exercise.module for exercise in exercises]
+    if args.store:
+        args.store.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="softlookup-similarity-benchmark-") as work:
+        students = make_class(Path(work) / "class", args.students, modules)
+        found, code, clock = timed_pass(students, modules, exercises, args.store)
     load = os.getloadavg()[0]
+
     print(f"{args.students} students, {sum(map(len, code.values()))} files, {len(found)} pairs; "
           f"load average {load:.1f} on {os.cpu_count()} cores\n")
     print("| step | CPU | wall |\n| --- | ---: | ---: |")
