@@ -180,8 +180,9 @@ class Sandbox:
         """Stop the workers of one learner's folder and remove its copy (the next learner's turn); what each
         exercise's checks read of it, by what the workers of every slot they used said (None: any file).
 
-        A worker's report counts everything it read since it started, for whichever exercise asked first: an
-        exercise is said to have read more than it did, never less.
+        A slot's workers report everything they read since the first started, whichever exercise's call it
+        was read for, and an exercise is given all of it: an exercise is said to have read more than it did,
+        never less. A slot that is gone (Ctrl-C stopped them all) read anything.
         """
         reads = {}
         for exercise, keys in self.used.items():
