@@ -56,7 +56,9 @@ class Reads:
     def _add(self, path: str):
         for root in self.roots:
             if path.startswith(root):
-                self.found.add(path[len(root):].replace(os.sep, "/"))
+                relative = path[len(root):].replace(os.sep, "/")
+                if "__pycache__/" not in relative:  # the bytecode an import looks for: never in a graded copy
+                    self.found.add(relative)
 
     def report(self) -> list[str] | None:
         """Every path read so far, relative to the folder and sorted; None where they cannot all be told."""
