@@ -2,7 +2,7 @@
 
 Each kind of dependency a change there regrades: the exercise's own module, a
 helper module it imports, a package of the learner's, a data file its code
-opens, an exercise imported through another, a notebook; and a file that no
+opens, an exercise another imports, a notebook; and a file that no
 grading read, whose change regrades nothing. Every kept result is compared with
 what a fresh check says, so a test passes only where nothing kept is stale.
 A worker's report of what it read is its own word: one the judge cannot
