@@ -3,6 +3,7 @@
     python scripts/benchmark.py             # a Markdown table, median of 5 runs per figure
     python scripts/benchmark.py --runs 9
     python scripts/benchmark.py --per-exercise   # the edit-then-check loop, one exercise at a time
+    python scripts/benchmark.py --whole-check    # all six checked after an edit to one file, beside that one alone
     python scripts/benchmark.py --looping        # a softmax that never returns: check and grade of it
 
 Each row is a learner's folder at one point of the course: exercises 1 to k
@@ -12,8 +13,8 @@ interpreter start-up and every import are part of the figure:
 
 * without the server: `--no-server`, grading in the process, as before the warm server;
 * first check: a new private runtime folder, so the check starts the server and is served by it;
-* after an edit: the server warm, the last solved exercise's file just changed (every exercise is graded
-  again: any change to the folder does that);
+* after an edit: the server warm, the last solved exercise's file just changed (the exercises whose grading
+  read it are graded again: that one, and those that import it);
 * unchanged: the server warm, nothing changed since the last check.
 """
 
@@ -123,6 +124,27 @@ def per_exercise(parent: Path, runs: int):
         stop_server(env)
 
 
+def whole_check(parent: Path, runs: int):
+    """A learner's whole check after an edit: every exercise solved, the server warm, one file edited, then a
+    plain `check` of all six; beside it, `check --exercise M` after the same edit, what that exercise alone costs."""
+    folder = folder_with(parent, len(registry.EXERCISES))
+    base = learner_env()
+    print(f"| edited, median of {runs} fresh processes, {os.cpu_count()} CPUs | `check` (all six) | `check --exercise` "
+          "of it alone |")
+    print("| --- | --- | --- |")
+    with tempfile.TemporaryDirectory(prefix="sl-bench-") as runtime:
+        env = {**base, "XDG_RUNTIME_DIR": runtime}
+        whole = [sys.executable, "-m", "grader.cli", "check", str(folder)]
+        for exercise in registry.EXERCISES:
+            edited = folder / f"{exercise.module}.py"
+            seconds(whole, env)  # nothing left to grade again from the rows before
+            all_six = after_edits(whole, env, edited, runs)
+            alone = after_edits([*whole, "--exercise", exercise.module], env, edited, runs)
+            print(f"| `{edited.name}` | {statistics.median(all_six):.2f} s | {statistics.median(alone):.2f} s |",
+                  flush=True)
+        stop_server(env)
+
+
 def looping(parent: Path, runs: int):
     """A hostile case a learner and an instructor wait for: every exercise solved but a softmax that loops.
 
@@ -158,10 +180,12 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--per-exercise", action="store_true", help="the edit-then-check loop of each exercise")
     parser.add_argument("--looping", action="store_true", help="check and grade of a softmax that never returns")
+    parser.add_argument("--whole-check", action="store_true", help="all six checked after an edit to one file")
     args = parser.parse_args()
-    if args.per_exercise or args.looping:
+    mode = per_exercise if args.per_exercise else looping if args.looping else whole_check if args.whole_check else None
+    if mode:
         with tempfile.TemporaryDirectory() as parent:
-            (per_exercise if args.per_exercise else looping)(Path(parent), args.runs)
+            mode(Path(parent), args.runs)
         return
     print(f"| `softlookup check`, median of {args.runs} fresh processes, {os.cpu_count()} CPUs | without the server "
           "| first check | after an edit | unchanged |")

@@ -163,9 +163,9 @@ def watch(directory: Path, prefer_notebooks: bool, refused: str, exercises: list
           chosen: Options) -> int:
     """Grade, then grade again whenever a file of the folder changes, until Ctrl-C.
 
-    What changed is told by the warm server's own rule (:func:`~grader.engine.keeper.fingerprint`, every file
-    a graded copy holds), and the grading is ``check``'s, kept by a :class:`~grader.engine.keeper.Keeper`, so
-    a watched result is always the one ``softlookup check`` gives. The screen is redrawn each time, made to
+    A change is any file a graded copy holds (:func:`~grader.engine.keeper.fingerprint`), and the grading is
+    ``check``'s, kept by a :class:`~grader.engine.keeper.Keeper` (which grades again the exercises whose grading
+    read what changed), so a watched result is always the one ``softlookup check`` gives. The screen is redrawn each time, made to
     fit the terminal with the failure just caused on it (:func:`~grader.reports.terminal.watch_screen`); the
     fork servers and the reference's answers stay warm between runs.
     """

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -145,15 +146,16 @@ def _graded_class(args, export: Export, exercises: list[registry.Exercise], reco
     elif not args.force and (again := _regraded(why.values(), "to regrade")):
         print(f"softlookup grade: {again}", file=sys.stderr)
     record.begin({s.id: result for s in export.students if (result := standing[s.id][0]) is not None}, len(todo))
-    interrupted, failure, fresh = False, "", []
-    charts = summary.prepare_charts()  # while the judges grade
+    interrupted, failure, fresh, first = False, "", [], threading.Event()
+    last_steps = _warm_last_steps(first, args.similarity)
     try:
-        failure = _graded(todo, args.jobs, record, exercises, judge_arguments(args, exercises), fresh)
+        failure = _graded(todo, args.jobs, record, exercises, judge_arguments(args, exercises), fresh, first)
     except KeyboardInterrupt:
         interrupted = True
     except Exception as error:  # the coordinator's own fault: the gradebook of those graded is still written
         failure = f"the batch stopped ({batch.described(error)})"
-    charts.join()
+    first.set()
+    last_steps.join()
     try:
         graded = write_gradebook(record, export, exercises, args.assignment, args.similarity,
                                  Options.of(args).reference_folder)
@@ -292,10 +294,26 @@ def _found_anything(result: SubmissionResult) -> bool:
     return any(item.error not in NOT_FOUND for exercise in result.exercises for item in exercise.checks)
 
 
+def _warm_last_steps(first: threading.Event, similar: float) -> threading.Thread:
+    """Import what the class's last steps need (matplotlib for the summary's charts, nbformat for the texts
+    the similarity pass discounts: a second or more together) in a thread, once ``first`` is set: the first
+    student's result is in. Before it, the judges' start has the machine to itself, and the first result
+    comes sooner; after it, the imports overlap the grading instead of following it."""
+    def warm():
+        first.wait()
+        summary.warm_charts()
+        if similar > 0:
+            from grader.releases import handed_out  # noqa: F401 (nbformat)
+
+    thread = threading.Thread(target=warm, daemon=True)
+    thread.start()
+    return thread
+
+
 def _graded(todo: list[Student], jobs: int, record: ClassRecord, exercises: list[registry.Exercise],
-            pytest_args: list[str], fresh: list[str] | None = None) -> str:
-    """Grade ``todo``, recording each student as their result comes (and their id into ``fresh``); why
-    the batch stopped, if it did."""
+            pytest_args: list[str], fresh: list[str] | None = None, first: threading.Event | None = None) -> str:
+    """Grade ``todo``, recording each student as their result comes (and their id into ``fresh``; ``first``
+    is set once the first is recorded); why the batch stopped, if it did."""
     progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("left"), TimeRemainingColumn(), disable=not sys.stdout.isatty())
     with progress:
@@ -305,6 +323,8 @@ def _graded(todo: list[Student], jobs: int, record: ClassRecord, exercises: list
             record.add(student, result)
             if fresh is not None:
                 fresh.append(student.id)
+            if first is not None:
+                first.set()
             progress.advance(task)
 
         return batch.grade_class(todo, jobs, exercises, pytest_args, recorded, workdir=record.out)

@@ -19,6 +19,7 @@ from grader.engine import codec
 from grader.engine.results import WORKER_KINDS, ErrorKind
 
 MAX_LINES_COUNTED = 10**9  # a worker's count of printed lines, believed up to this
+MAX_READS = 1000  # paths in a worker's report of what it read (grader.engine.reads.MAX_REPORTED)
 _STATUS = re.compile(r"(pid|exit|signal) (-?[0-9]{1,10})")  # what a supervisor writes: ASCII digits only
 
 
@@ -60,7 +61,8 @@ def printed_report(report, request_id: int, limit: int) -> tuple[str, int]:
 
 
 def answer(message, request_id: int) -> dict:
-    """``{"value": tree, "arguments": tree or None}`` or ``{"error": ErrorRecord}`` from a call's answer.
+    """``{"value": tree, "arguments": tree or None}`` or ``{"error": ErrorRecord}`` from a call's answer, each
+    with ``"read"``: what the worker says it read (:func:`reads`).
 
     The trees are left to :func:`codec.from_plain`, which refuses any it cannot
     rebuild (an EncodingError, the learner's too).
@@ -69,8 +71,25 @@ def answer(message, request_id: int) -> dict:
     _id(message, request_id, "answer")
     _require(("value" in message) != ("error" in message), "answer")
     if "value" in message:
-        return {"value": message["value"], "arguments": message.get("arguments")}
-    return {"error": error_record(message["error"])}
+        return {"value": message["value"], "arguments": message.get("arguments"), "read": reads(message.get("read"))}
+    return {"error": error_record(message["error"]), "read": reads(message.get("read"))}
+
+
+def reads(report) -> frozenset[str] | None:
+    """The files of the learner's folder a worker says it read, as relative paths; None, "anything", for a report
+    that is missing or not a list of at most :data:`MAX_READS` plain relative paths (:mod:`grader.engine.reads`).
+
+    Never Malformed: a report that cannot be believed costs the learner a fuller regrading, not their call.
+    """
+    if not isinstance(report, list) or len(report) > MAX_READS:
+        return None
+    found = set()
+    for path in report:
+        if not isinstance(path, str) or "\\" in path or "\x00" in path \
+                or any(part in ("", ".", "..") for part in path.split("/")):  # absolute, or not one path
+            return None
+        found.add(path)
+    return frozenset(found)
 
 
 def error_record(error) -> ErrorRecord:

@@ -116,6 +116,7 @@ class Submission:
     ungradable: dict[str, SubmissionError] = dataclasses.field(default_factory=dict)  # module -> every check's error
     needs: dict[str, str] = dataclasses.field(default_factory=dict)  # module -> the fork server its workers need
     started: float | None = None  # time.monotonic() once it was ready to grade
+    reads: dict = dataclasses.field(default_factory=dict)  # module -> what its checks read (Sandbox.release)
 
 
 class Grading:
@@ -172,7 +173,7 @@ class Grading:
         if self.sandbox.protections is not None:
             current.result.unprotected = self.sandbox.protections.missing()
         if current.folder is not None:
-            self.sandbox.release(str(current.folder))
+            current.reads = self.sandbox.release(str(current.folder))
         return current.result
 
     def limits_for(self, module: str) -> Limits:
@@ -235,8 +236,8 @@ class Grading:
             raise pytest.UsageError(str(error)) from None
 
     def pytest_runtest_setup(self, item):
-        if _check_of(item) is not None:
-            self.sandbox.printed.clear()  # what learner code prints is kept per check
+        if (found := _check_of(item)) is not None:
+            self.sandbox.begin_check(found[0].module)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item, nextitem):

@@ -55,6 +55,8 @@ class Sandbox:
         self.shared: dict[str, dict | SubmissionError] = {}  # the current submission's answers that checks share
         self.budget = Budget()  # the current submission's
         self.hung: dict[str, dict[tuple[str, str], SubmissionError]] = {}  # folder -> (module, function) -> error
+        self.checking = ""  # the exercise whose check runs now
+        self.used: dict[str, set[tuple]] = {}  # exercise -> the learner's slots its checks used, this submission
 
     def begin_submission(self, budget: float | None = TIME_BUDGET):
         """A new submission is graded next: its calls get a whole budget, and no function is known to hang."""
@@ -62,6 +64,13 @@ class Sandbox:
         self.hung.clear()
         self.shared.clear()
         self.printed.clear()
+        self.used.clear()
+
+    def begin_check(self, exercise: str):
+        """A check of ``exercise`` runs next: what learner code prints is kept per check, and what it reads per
+        exercise."""
+        self.printed.clear()
+        self.checking = exercise
 
     def note_hang(self, slot: Slot, function: str, error: SubmissionError):
         """Remember that ``slot``'s function ran past its limit, for every module of the same folder.
@@ -157,6 +166,8 @@ class Sandbox:
 
     def slot(self, directory: str | None, module: str, limits: Limits, trusted: bool) -> Slot:
         key = (directory, module, trusted)
+        if not trusted:
+            self.used.setdefault(self.checking, set()).add(key)
         if key not in self.slots:
             if trusted or directory is None:
                 self.slots[key] = Slot(self, directory, directory, module, limits, trusted)
@@ -165,14 +176,25 @@ class Sandbox:
                 self.slots[key] = Slot(self, copy, directory, module, limits, trusted, readable=[copy])
         return self.slots[key]
 
-    def release(self, directory: str):
-        """Stop the workers of one learner's folder and remove its copy (the next learner's turn)."""
+    def release(self, directory: str) -> dict[str, frozenset | None]:
+        """Stop the workers of one learner's folder and remove its copy (the next learner's turn); what each
+        exercise's checks read of it, by what the workers of every slot they used said (None: any file).
+
+        A slot's workers report everything they read since the first started, whichever exercise's call it
+        was read for, and an exercise is given all of it: an exercise is said to have read more than it did,
+        never less. A slot that is gone (Ctrl-C stopped them all) read anything.
+        """
+        reads = {}
+        for exercise, keys in self.used.items():
+            told = [self.slots[key].reads if key in self.slots else None for key in keys if key[0] == directory]
+            reads[exercise] = None if None in told else frozenset().union(*told)
         for key in [key for key in self.slots if key[0] == directory and not key[2]]:
             self.slots.pop(key).stop()
         self.hung.pop(directory, None)
         copy = self.copies.pop(directory, None)
         if isinstance(copy, str):
             scratch.remove_tree(Path(copy))
+        return reads
 
     def learners_paths(self, text: str, as_handed_in: bool = False) -> str:
         """``text`` with the paths of the grader's private copies put back as the learner's own folders.

@@ -136,6 +136,7 @@ class Slot:
     next_id: int = 0
     import_error: SubmissionError | None = None
     hung: dict = field(default_factory=dict)  # function -> the timeout error it gave (trusted slots)
+    reads: frozenset | None = frozenset()  # the folder's files its workers said they read (None: any of them)
 
     def models_needed(self) -> set:
         """Every GPT-2 (tiny or from disk) that calls into this module have needed, in this process.
@@ -207,6 +208,7 @@ class Slot:
                    "args": codec.to_plain(list(args)), "report_arguments": report_arguments}
         stage = f"importing {self.module}.py" if op == "import" else f"running {function}()"
         deadline = self.scratch_bound.watching(meter) if self.scratch_bound else meter
+        told, self.reads = self.reads, None  # until an answer says what the worker read, it may have read anything
         try:
             self.worker.conn.settimeout(meter.waiting_limit)  # the worker reads requests itself
             codec.send(self.worker.conn, request)
@@ -232,19 +234,21 @@ class Slot:
         if filled:  # past its scratch's bound, whatever it answered: stopped, and its files go with it
             self.stop()
             raise SubmissionError(ErrorKind.DISK, f"{filled}: it was stopped")
-        return self._validated(printed, answer)
+        return self._validated(printed, answer, told)
 
-    def _validated(self, printed: tuple, answer) -> dict:
+    def _validated(self, printed: tuple, answer, told: frozenset | None) -> dict:
         """The answer's fields, each of the type and range expected (:mod:`grader.engine.messages`), or the
         learner's crash if it is not our message.
 
         ``printed`` is ``(message, size)`` as :func:`codec.receive_or_skip` read
         it. The judge caps what it keeps itself, whatever cap the worker had:
-        the worker runs learner code, which can change its own.
+        the worker runs learner code, which can change its own. ``told`` is what
+        the slot's workers had said they read before: the answer adds to it.
         """
         report, size = printed
         try:
             fields = messages.answer(answer, self.next_id)
+            self.reads = None if told is None or fields["read"] is None else told | fields["read"]
             if report is not None:
                 output, lines = messages.printed_report(report, self.next_id, self.sandbox.printed.limit)
         except messages.Malformed as malformed:

@@ -25,12 +25,13 @@ then for each request ``{"id", "op": "import"|"call", "module", "function", "arg
 it answers with two messages: ``{"id", "output", "lines"}``, where ``output`` is the start of
 what the call printed and ``lines`` how many lines it printed (the judge reads this one with a
 small bound of its own, and drops it whole if it is larger), then ``{"id", "value"}`` (with
-``"arguments"`` as the call left them) or ``{"id", "error"}``.
+``"arguments"`` as the call left them) or ``{"id", "error"}``; a learner's worker adds ``"read"``,
+the files of the learner's folder it has read so far (:mod:`grader.engine.reads`).
 
 A function that ran past its time limit earlier in the same grading is not run again, even
 through another module: the judge lists it in :attr:`Settings.hung`, and before the learner's
 module is imported the worker puts a stand-in in its place that raises :class:`RanPastItsLimit`
-(so ``from softmax import softmax`` in ``lookup.py`` binds the stand-in).
+(so ``from softmax import softmax`` in ``lookup.py`` binds the stand-in: :mod:`grader.engine.stand_ins`).
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from grader.engine import codec, model_cache
+from grader.engine.reads import Reads
+from grader.engine.stand_ins import RanPastItsLimit, install_stand_ins
 from grader.engine.protections import MEMORY_REFUSED, SIGNAL_REFUSED
 from grader.engine.results import ErrorKind
 from grader.engine.scratch import SCRATCH_BYTES, SCRATCH_FILES
@@ -155,8 +158,9 @@ def answer(conn, settings: Settings, models: dict, protections: dict, build_late
     if settings.directory:
         sys.path.insert(0, settings.directory)
     sys.dont_write_bytecode = True
+    reads = Reads(settings.directory) if settings.confined and settings.directory else None  # before learner code
     codec.send(conn, {"ready": True, "protections": protections})
-    Worker(conn, settings, models, build_later).serve()
+    Worker(conn, settings, models, build_later, reads).serve()
     os._exit(0)
 
 
@@ -259,72 +263,6 @@ def _refusal(exc: BaseException) -> str | None:
     return "process" if exc.errno == errno.EPERM else None  # os.fork, os.kill: refused by seccomp or Landlock
 
 
-class RanPastItsLimit(Exception):
-    """Raised by the stand-in for a learner's function that ran past its time limit earlier in this grading."""
-
-
-def _stand_in(label: str, original):
-    def stand_in(*args, **kwargs):
-        raise RanPastItsLimit(label)
-
-    for name in ("__name__", "__qualname__", "__doc__"):  # not __wrapped__: nothing leads back to the original
-        try:
-            setattr(stand_in, name, getattr(original, name))
-        except (AttributeError, TypeError):
-            pass
-    return stand_in
-
-
-class _HungImports:
-    """A finder, first on sys.meta_path, for learner modules whose import ran past its limit: importing one raises."""
-
-    def __init__(self, modules: set[str]):
-        self.modules = modules
-
-    def find_spec(self, name, path=None, target=None):
-        if name in self.modules:
-            raise RanPastItsLimit(f"{name}.py")
-        return None
-
-
-def install_stand_ins(hung: list[list[str]], directory: str | None):
-    """Replace each function of ``hung`` in its (learner's) module by a stand-in that raises at once.
-
-    Runs in the worker before the learner's module is imported, so the
-    modules that import a hung function bind the stand-in; a learner module
-    imported on the way that bound an original already is rebound too.
-    ``[module, ""]`` is a module whose import hung: importing it raises at
-    once. A module that does not import is left alone: importing it will say why.
-    """
-    entries = [entry for entry in hung if isinstance(entry, list) and len(entry) == 2
-               and all(isinstance(part, str) for part in entry)]
-    modules = {module for module, function in entries if not function}
-    if modules:
-        sys.meta_path.insert(0, _HungImports(modules))
-    replaced = {}  # id(original) -> (original, stand-in)
-    for module_name, function in entries:
-        if not function or module_name in modules:
-            continue
-        try:
-            module = importlib.import_module(module_name)
-            original = getattr(module, function, None)
-            if callable(original):
-                replaced[id(original)] = (original, _stand_in(f"{module_name}.{function}()", original))
-                setattr(module, function, replaced[id(original)][1])
-        except BaseException:  # the learner's module may raise anything on import, SystemExit included
-            continue
-    root = os.path.abspath(directory) + os.sep if directory else None
-    for module in list(sys.modules.values()) if root and replaced else ():
-        if not str(getattr(module, "__file__", "") or "").startswith(root):
-            continue
-        try:
-            for name, value in list(vars(module).items()):
-                if id(value) in replaced and replaced[id(value)][0] is value:
-                    setattr(module, name, replaced[id(value)][1])
-        except BaseException:
-            continue
-
-
 class MissingFunction(AttributeError):
     """The module a check calls has no function of the name it calls (renamed or deleted): a status of its own."""
 
@@ -356,8 +294,9 @@ def describe(exc: BaseException, directory: str | None) -> dict:
 
 
 class Worker:
-    def __init__(self, conn, settings: Settings, models: dict, build_later: bool = False):
+    def __init__(self, conn, settings: Settings, models: dict, build_later: bool = False, reads: Reads | None = None):
         self.conn, self.settings, self.models, self.build_later = conn, settings, models, build_later
+        self.reads = reads
         self.stand_ins_waiting = bool(settings.hung)
 
     def prepared(self, value):
@@ -409,5 +348,7 @@ class Worker:
             except BaseException as exc:  # the learner's code may raise anything, SystemExit included
                 answer = {"error": describe(exc, self.settings.directory)}
             answer["id"] = request["id"]
+            if self.reads is not None:
+                answer["read"] = self.reads.report()
             codec.send(self.conn, {"id": request["id"], "output": printed.text(), "lines": printed.lines}, answer)
 

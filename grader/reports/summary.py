@@ -31,7 +31,6 @@ import io
 import re
 import statistics
 import textwrap
-import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -331,22 +330,17 @@ def chart_label(mistake: Mistake, width: int = 60, lines: int = 2) -> str:
     return "\n".join(wrapped)
 
 
-def prepare_charts() -> threading.Thread:
-    """Draw a chart nobody sees, in a thread of its own, and return the thread: matplotlib's imports and fonts
-    (a third of a second) are then paid while a batch's judges grade, not after its last student. Join it
-    before drawing the gradebook's charts, so that only one thread draws at a time."""
-    def draw():
-        try:
-            from matplotlib.figure import Figure
-            from matplotlib.ticker import MaxNLocator  # noqa: F401 (what the histogram imports too)
+def warm_charts():
+    """Draw a chart nobody sees: matplotlib's imports and fonts (a third of a second) are then paid before the
+    gradebook's charts are drawn. ``softlookup grade`` calls it in a thread while its judges grade; it joins that
+    thread before drawing the gradebook's charts, so that only one thread draws at a time."""
+    try:
+        from matplotlib.figure import Figure
+        from matplotlib.ticker import MaxNLocator  # noqa: F401 (what the histogram imports too)
 
-            _png(Figure(figsize=(1, 1)))
-        except Exception:  # the gradebook's own charts will say what is wrong
-            pass
-
-    thread = threading.Thread(target=draw, daemon=True)
-    thread.start()
-    return thread
+        _png(Figure(figsize=(1, 1)))
+    except Exception:  # the gradebook's own charts will say what is wrong
+        pass
 
 
 def _png(figure) -> str:

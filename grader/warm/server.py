@@ -13,8 +13,8 @@ What it keeps between requests (a :class:`~grader.engine.keeper.Keeper`, as
 servers with numpy, torch and transformers imported (they live as long as
 this process), the answers of the reference and of the kit's GPT-2 code
 (until the solutions change), and each exercise's result, given back while
-no file of the learner's folder has changed since it was graded, with the
-same options (:func:`~grader.engine.keeper.fingerprint`). A result with a
+no file its grading read has changed, no file was added or removed, and the
+options are the same (:mod:`grader.engine.keeper`). A result with a
 timeout, a crash or a grader failure is not kept: those depend on the moment.
 """
 

@@ -10,7 +10,8 @@ GOOD_ERROR = {"kind": "exception", "type": "ValueError", "message": "no", "where
 
 
 def test_well_formed_messages_pass_with_their_fields():
-    assert messages.answer({"id": 4, "value": {"float": 1.0}}, 4) == {"value": {"float": 1.0}, "arguments": None}
+    assert messages.answer({"id": 4, "value": {"float": 1.0}}, 4) == {"value": {"float": 1.0}, "arguments": None,
+                                                                  "read": None}
     record = messages.answer({"id": 4, "error": GOOD_ERROR}, 4)["error"]
     assert (record.kind, record.type_name, record.message, record.where) == (
         "exception", "ValueError", "no", ("lookup.py", 3, "x = 1"))

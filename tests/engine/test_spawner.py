@@ -92,7 +92,7 @@ def test_a_spawned_worker_reports_itself_unconfined_and_answers_as_a_forked_one(
     printed = codec.receive(spawned.conn, time.monotonic() + 30, 2**20)
     answer = codec.receive(spawned.conn, time.monotonic() + 30, 2**20)
     assert printed == {"id": 1, "output": "adding\n", "lines": 1}
-    assert answer == {"id": 1, "value": 5}
+    assert answer == {"id": 1, "value": 5, "read": ["busy.py"]}  # what it read of the learner's folder
 
 
 def test_a_spawned_worker_ends_with_its_judge_even_in_a_loop(spawned):
