@@ -104,39 +104,69 @@ def pairs(code: dict[str, dict[str, str]], boilerplate: dict[str, list[str]],
     handed out for it (the stub, the notebook's code), whose fingerprints count for nothing. ``store``: a
     folder (the class's --out) where each text's tokens are kept, so that a regrade tokenises only what changed.
     """
-    found, own = [], {}
+    own = {}
     for module in sorted({module for modules in code.values() for module in modules}):
         given = {line.strip() for text in boilerplate.get(module, []) for line in text.splitlines()} - {""}
         own[module] = {student: mine for student, modules in code.items()
                        if module in modules and (mine := _own(modules[module], given)).strip()}
-    tokens = _tokenised({*(text for texts in own.values() for text in texts.values()),
-                         *(text for module in own for text in boilerplate.get(module, []))}, store)
-    for module, written in own.items():
-        found += _alike(module, written, boilerplate.get(module, []), threshold, tokens)
+    kept = _kept(store)
+    jobs = [(module, written, boilerplate.get(module, []), threshold,
+             {digest: kept[digest] for text in [*written.values(), *boilerplate.get(module, [])]
+              if (digest := _digest(text)) in kept})
+            for module, written in own.items()]
+    found, tokens, made_any = [], {}, False
+    for module_pairs, module_tokens, made in _each_module(jobs):
+        found += module_pairs
+        tokens.update(module_tokens)
+        made_any = made_any or made
+    if store is not None and made_any:
+        try:  # this run's texts only: a student's earlier versions go
+            write_atomically(store / STORE, json.dumps({"tokeniser": _tokeniser(), "tokens": {
+                digest: [filtered, np.asarray(offsets).tolist()] for digest, (filtered, offsets) in tokens.items()}}))
+        except OSError:  # a full disk costs the next run its time, never this run its pairs
+            pass
     return sorted(found, key=lambda pair: (-pair.score, pair.exercise, pair.students))
 
 
-def _tokenised(texts: set[str], store: Path | None) -> dict[str, tuple[str, np.ndarray]]:
-    """Each of ``texts`` as copydetect's tokeniser leaves it (:func:`copydetect.utils.filter_code`: names made
-    symbols, comments and whitespace dropped) with its offsets into the text: nearly all of the pass's time.
+def _each_module(jobs: list[tuple]) -> list[tuple[list[Pair], dict, bool]]:
+    """:func:`_module_pairs` of each job, in a process per core where there are enough texts to be worth the
+    start: an exercise's files are only ever compared with each other, so each exercise is a job of its own,
+    fingerprinted and compared in one process (the fingerprints are Python's ``hash``, the same only within
+    one interpreter)."""
+    texts = sum(len(written) for _, written, *_ in jobs)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    workers = min(cores, len(jobs), texts // PER_PROCESS)
+    if workers < 2:
+        return [_module_pairs(job) for job in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
-    Tokens hang on the text alone, never on Python's ``hash`` (which the fingerprints use, and which differs
-    from one interpreter to the next), so they can be made in a process per core and kept in ``store`` by
-    the text's digest, for the next run of the same class to read instead of tokenising again.
-    """
-    kept = _kept(store)
-    digests = {text: hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() for text in texts}
-    todo = sorted(text for text in texts if digests[text] not in kept)
-    for text, made in zip(todo, _tokenise_all(todo)):
-        kept[digests[text]] = made
-    if store is not None and todo:
-        try:  # this run's texts only: a student's earlier versions go
-            write_atomically(store / STORE, json.dumps({"tokeniser": _tokeniser(), "tokens": {
-                digests[text]: [kept[digests[text]][0], np.asarray(kept[digests[text]][1]).tolist()]
-                for text in texts}}))
-        except OSError:  # a full disk costs the next run its time, never this run its pairs
-            pass
-    return {text: (kept[digests[text]][0], np.asarray(kept[digests[text]][1], dtype=np.int64)) for text in texts}
+    # forkserver: each process forked from a fresh interpreter that imported copydetect once (half a second:
+    # it imports matplotlib), never from this one, whose threads (a pipe's reader) may hold a lock
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["copydetect", "copydetect.utils"])
+    biggest_first = sorted(range(len(jobs)), key=lambda index: -sum(map(len, jobs[index][1].values())))
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        done = dict(zip(biggest_first, pool.map(_module_pairs, [jobs[index] for index in biggest_first])))
+    return [done[index] for index in range(len(jobs))]
+
+
+def _module_pairs(job: tuple) -> tuple[list[Pair], dict[str, tuple[str, np.ndarray]], bool]:
+    """One exercise's pairs, every one of its texts' tokens by digest, and whether any had to be made."""
+    module, written, handed_out, threshold, kept = job
+    tokens, made = {}, False
+    for text in {*written.values(), *handed_out}:
+        digest = _digest(text)
+        if digest not in kept:
+            kept[digest], made = _tokens(text), True
+        tokens[text] = (kept[digest][0], np.asarray(kept[digest][1], dtype=np.int64))
+    return (_alike(module, written, handed_out, threshold, tokens),
+            {_digest(text): made_tokens for text, made_tokens in tokens.items()}, made)
+
+
+def _digest(text: str) -> str:
+    """What a text's tokens are kept under: its SHA-256."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _kept(store: Path | None) -> dict[str, tuple[str, list]]:
@@ -156,23 +186,6 @@ def _tokeniser() -> str:
     from importlib.metadata import version
 
     return f"copydetect {version('copydetect')}, pygments {version('pygments')}"
-
-
-def _tokenise_all(texts: list[str]) -> list[tuple[str, np.ndarray]]:
-    """:func:`_tokens` of each of ``texts``, in a process per core where there are enough to be worth the start."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    workers = min(cores, len(texts) // PER_PROCESS)
-    if workers < 2:
-        return [_tokens(text) for text in texts]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    # forkserver: each process forked from a fresh interpreter that imported copydetect once (half a second:
-    # it imports matplotlib), never from this one, whose threads (a pipe's reader) may hold a lock
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["copydetect.utils"])
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        return list(pool.map(_tokens, texts, chunksize=max(1, len(texts) // (workers * 4))))
 
 
 def _tokens(text: str) -> tuple[str, np.ndarray]:
