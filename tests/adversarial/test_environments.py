@@ -75,9 +75,11 @@ def test_check_keeps_a_hostile_learner_from_other_processes(world):
     achieved = world.contained("check")
     if world.environment.grades:
         assert done.returncode == 1 and not achieved, done.stdout[-3000:] + done.stderr[-3000:]
-    else:  # the files are not confined here, and check says so; signals and the network still are
-        assert done.returncode in (0, 1) and "Learner code ran without: reading only its own folder" in done.stdout
-        assert achieved in ([], ["wrote outside its folder"]), achieved
+    else:  # the files are not confined here, and check says so; signals and the network still are. The files'
+        # attacks must succeed: the reference read (its softmax then earns every public point) and the mark written
+        assert "Learner code ran without: reading only its own folder" in done.stdout, done.stdout[-3000:]
+        assert done.returncode == 0, f"the reference was not read where nothing confines the files:\n{done.stdout[-3000:]}"
+        assert achieved == ["wrote outside its folder"], achieved
 
 
 def test_grade_contains_the_hostile_student_or_refuses_before_running_anyone(world):
