@@ -113,11 +113,13 @@ source = source.replace("PORT = -1\n", f"PORT = {listener.getsockname()[1]}\n", 
 open(os.path.join(spec["submission"], spec["module"] + ".py"), "w").write(source)
 environment = {**os.environ, "PYTHONPATH": spec["kit"], "TMPDIR": scratch, "HOME": scratch,
                "PYTHONDONTWRITEBYTECODE": "1"}
-top = subprocess.Popen([spec["python"], spec["chain"], "4", spec["submission"], spec["module"], str(spec["patience"])],
-                       cwd=spec["cwd"],
-                       env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       start_new_session=True)
-output, errors = top.communicate(timeout=240)
+# Its output goes to files, not pipes: the processes an attack leaves would hold a pipe open, and a reader waiting.
+with open(os.path.join(work, "chain.out"), "w") as out, open(os.path.join(work, "chain.err"), "w") as err:
+    top = subprocess.Popen([spec["python"], spec["chain"], "4", spec["submission"], spec["module"],
+                            str(spec["patience"])], cwd=spec["cwd"], env=environment, stdout=out, stderr=err,
+                           start_new_session=True)
+    top.wait(timeout=240)
+output, errors = open(os.path.join(work, "chain.out")).read(), open(os.path.join(work, "chain.err")).read()
 evidence = {"judge status": top.returncode, "output": output, "errors": errors[-3000:]}
 for line in output.splitlines():
     if line.startswith("{"):

@@ -16,7 +16,9 @@ from attack_controls import EFFECTS, TORCH_EFFECTS, forged, namespace_prefix, un
 from attacks import ATTACKS, Attack
 from grader.engine import registry
 
-PLAIN = [attack for attack in ATTACKS if attack.effect not in TORCH_EFFECTS]
+# The hoarders write a gigabyte each, to memory and to a scratch disk: the slow tier's.
+PLAIN = [pytest.param(attack, id=attack.name, marks=[pytest.mark.slow] if "HOARD_GOAL" in attack.code else [])
+         for attack in ATTACKS if attack.effect not in TORCH_EFFECTS]
 GPT2 = [attack for attack in ATTACKS if attack.effect in TORCH_EFFECTS]
 
 
@@ -26,7 +28,7 @@ def test_every_attack_declares_its_refusal_and_its_effect(attack):
     assert attack.refused and re.compile(attack.refusal(registry.KIT_ROOT)), f"{attack.name}: no refusal declared"
 
 
-@pytest.mark.parametrize("attack", PLAIN, ids=[attack.name for attack in PLAIN])
+@pytest.mark.parametrize("attack", PLAIN)
 def test_the_attack_does_harm_where_nothing_stops_it(attack, tmp_path):
     if attack.harmful and namespace_prefix() is None:
         pytest.skip("a harmful attack runs unconfined only in a PID and mount namespace, which this machine refuses")
