@@ -261,6 +261,11 @@ def soft_lookup(query, keys, values, sharpness=1.0):
 '''
 
 
+# The emulated machines whose scratch is no tmpfs of its own (a container, or no uid map): the kit counts what a
+# worker writes there and stops it past the bound, where the full kernel's tmpfs answers "no space left".
+COUNTED_SCRATCH = ("docker-debian12", "jupyterhub", "ubuntu-24.04")
+
+
 def _indent(code: str) -> str:
     return "\n".join("    " + line for line in code.strip().splitlines())
 
@@ -281,6 +286,8 @@ class Attack:
     # The reason the contained run gives, as a regular expression the judge's output must match ("{kit}": the kit
     # copy's folder): which protection refused it, not merely that it earned nothing.
     refused: str = ""
+    # Where an emulated machine (tests/environments.py) refuses it by another mechanism: its name -> the reason there.
+    refused_elsewhere: dict = field(default_factory=dict)
     # What it does where the protection is absent: a name in tests/attack_controls.py's EFFECTS, which its positive
     # control (the same code run unconfined, in a disposable copy) must show.
     effect: str = ""
@@ -294,9 +301,10 @@ class Attack:
                   f"TARGETS = {paths!r}\n")
         return header + self.code
 
-    def refusal(self, kit: Path) -> str:
-        """:attr:`refused` for the kit copy at ``kit``: a regular expression."""
-        return self.refused.replace("{kit}", re.escape(str(kit)))
+    def refusal(self, kit: Path, environment: str = "") -> str:
+        """The reason for the kit copy at ``kit``, on ``environment`` (by default the full kernel): a regular
+        expression."""
+        return self.refused_elsewhere.get(environment, self.refused).replace("{kit}", re.escape(str(kit)))
 
     def missing_targets(self, kit: Path) -> list[str]:
         """The targets (and link targets) the kit no longer has: the attack must be updated to aim again."""
@@ -337,7 +345,8 @@ def hoard(name: str, at_import: str) -> Attack:
     """Its gate says how much it held: under the confinement, less than HOARD_GOAL (the scratch's bound, the
     refused memory outside the address space)."""
     return Attack(name, "stall", HOARD.format(hoard=_indent(at_import)), harmful=True,
-                  refused=r"raised RuntimeError: contained: it holds \d+ MB", effect="answered")
+                  refused=r"raised RuntimeError: contained: it holds \d+ MB", effect="answered",
+                  refused_elsewhere=dict.fromkeys(COUNTED_SCRATCH, r"Your code wrote more to its scratch folder \(files"))
 
 
 def forge(name: str, switch_back: str, at_import: str = "", targets: tuple[str, ...] = (),
@@ -378,7 +387,8 @@ def _steal():
                     return _load(candidate)
                 place = os.path.dirname(place)
     raise FileNotFoundError("no solutions found through /proc")
-''', targets=("solutions/lookup.py",), refused="blocked: PermissionError: \\[Errno 13\\] Permission denied: '/proc'", effect='answered'),
+''', targets=("solutions/lookup.py",), refused="blocked: PermissionError: \\[Errno 13\\] Permission denied: '/proc'", effect='answered',
+       refused_elsewhere={"gradescope": "blocked: FileNotFoundError: no solutions found through /proc"}),
     steal("reference through a link in the submission", '''
 def _steal():
     return _load(os.path.join(os.path.dirname(__file__), "answers.py"))
@@ -416,7 +426,8 @@ def attention_share(tokens, pattern, from_token, to_token):
 
 def recompute_head_pattern(model, input_ids, layer, head):
     raise NotImplementedError
-''', module="gpt2_heads", targets=("grader/lesson/gpt2.py::def attention_patterns",), refused='tried to open {kit}/grader/lesson/gpt2\\.py, outside its own folder', effect='ground truth read'),
+''', module="gpt2_heads", targets=("grader/lesson/gpt2.py::def attention_patterns",), refused='tried to open {kit}/grader/lesson/gpt2\\.py, outside its own folder', effect='ground truth read',
+       refused_elsewhere={"gradescope": "raised ImportError: cannot import name 'gpt2' from 'grader.lesson'"}),
     forge("attention weights read back for a recompute", ""),
     forge("attention switched back through the model's config", """
 model.config._attn_implementation = "eager"
@@ -501,7 +512,8 @@ for pid in (NEIGHBOUR, os.getppid()):
     else:
         _refused.append(OSError(ctypes.get_errno(), "ptrace"))
 return " ".join(reached) or None
-''', refused='tried to open /proc, outside its own folder', effect='reached'),
+''', refused='tried to open /proc, outside its own folder', effect='reached',
+       refused_elsewhere={"gradescope": "tried to start or signal another process"}),
     on_call("200 processes", "outlive", '''
 for _ in range(200):
     try:
@@ -694,7 +706,8 @@ for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
     except OSError:
         pass
 raise RuntimeError("\\x1b[2J\\x1b[31m" + leaked + "A" * 5_000_000)
-''', refused='tried to open /proc, outside its own folder', effect='leaked'),
+''', refused='tried to open /proc, outside its own folder', effect='leaked',
+       refused_elsewhere={"gradescope": "raised RuntimeError: \ufffd\\[2J\ufffd\\[31mA{100}"}),
     on_call("a connection to 127.0.0.1", "stall", '''
 for family, kind in ((socket.AF_INET, socket.SOCK_STREAM), (socket.AF_INET, socket.SOCK_DGRAM)):
     try:
@@ -720,7 +733,9 @@ for folder in ("/tmp", "/var/tmp", os.path.expanduser("~")):
         open(os.path.join(folder, "softlookup-attack-fill"), "wb").write(block)
     except OSError as error:
         _refused.append(error)
-''', harmful=True, refused=r'raised OSError: \[Errno 28\] No space left on device', effect='disk filled'),
+''', harmful=True, refused=r'raised OSError: \[Errno 28\] No space left on device', effect='disk filled',
+       refused_elsewhere={"gradescope": "tried to open fill-0, outside its own folder",  # writes refused there
+                          **dict.fromkeys(COUNTED_SCRATCH, "wrote more than 64 MB or 4,096 files to its scratch")}),
     # 6. Hold what the limits do not count: memory in files and pipes, the disk past the scratch's bound -----
     hoard("memory held in files and pipes", '''
 for folder in ("/dev/shm", os.getcwd(), tempfile.gettempdir(), "/tmp", "/var/tmp"):

@@ -14,6 +14,7 @@ import pytest
 
 from attack_controls import EFFECTS, TORCH_EFFECTS, forged, namespace_prefix, unconfined
 from attacks import ATTACKS, Attack
+from environments import ENVIRONMENTS
 from grader.engine import registry
 
 # The hoarders write a gigabyte each, to memory and to a scratch disk: the slow tier's.
@@ -26,6 +27,9 @@ GPT2 = [attack for attack in ATTACKS if attack.effect in TORCH_EFFECTS]
 def test_every_attack_declares_its_refusal_and_its_effect(attack):
     assert attack.effect in EFFECTS, f"{attack.name}: no effect its positive control can show"
     assert attack.refused and re.compile(attack.refusal(registry.KIT_ROOT)), f"{attack.name}: no refusal declared"
+    assert set(attack.refused_elsewhere) <= {environment.name for environment in ENVIRONMENTS if environment.grades}
+    for environment in attack.refused_elsewhere:
+        re.compile(attack.refusal(registry.KIT_ROOT, environment))
 
 
 @pytest.mark.parametrize("attack", PLAIN)

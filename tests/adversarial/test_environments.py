@@ -16,6 +16,7 @@ import base64
 import csv
 import json
 import os
+import re
 import shutil
 import zipfile
 
@@ -259,10 +260,13 @@ def test_a_refused_signal_is_named_in_the_students_feedback(corpus):
 
 
 @pytest.mark.parametrize("attack", CONFINED, ids=[attack.name for attack in CONFINED])
-def test_the_attack_corpus_holds(corpus, attack):
+def test_the_attack_corpus_holds(world, corpus, attack):
     outcome = corpus[attack.name]
     assert outcome.exit_code == 0 and outcome.score == 0, f"{attack.name}: {outcome.score}\n{outcome.output[-3000:]}"
     assert outcome.status and "grading of this submission stopped" not in outcome.output, outcome.output[-3000:]
+    feedback = re.sub(r"\\(.)", r"\1", outcome.output)  # feedback.md escapes Markdown's punctuation: \[Errno 13\]
+    assert re.search(attack.refusal(world.kit, world.environment.name), feedback), \
+        f"{attack.name} was not refused for {attack.refused!r} here:\n{outcome.output[-3000:]}"
     assert outcome.results_intact and outcome.kit_intact and outcome.site_packages_intact
     assert outcome.neighbour_alive and not outcome.leftovers and outcome.connections == 0, outcome
     assert not outcome.leaked and SECRET not in outcome.output
