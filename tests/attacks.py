@@ -507,6 +507,7 @@ import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 for pid in (NEIGHBOUR, os.getppid()):
     if libc.ptrace(16, pid, 0, 0) == 0:  # PTRACE_ATTACH
+        os.waitpid(pid, 0x40000000)  # __WALL: until it has stopped, which a detach needs (else it stays stopped)
         libc.ptrace(17, pid, 0, 0)  # detach again: proving it could is enough
         reached.append(f"traced {pid}")
     else:
