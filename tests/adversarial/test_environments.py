@@ -16,6 +16,7 @@ import base64
 import csv
 import json
 import os
+import re
 import shutil
 import zipfile
 
@@ -75,9 +76,11 @@ def test_check_keeps_a_hostile_learner_from_other_processes(world):
     achieved = world.contained("check")
     if world.environment.grades:
         assert done.returncode == 1 and not achieved, done.stdout[-3000:] + done.stderr[-3000:]
-    else:  # the files are not confined here, and check says so; signals and the network still are
-        assert done.returncode in (0, 1) and "Learner code ran without: reading only its own folder" in done.stdout
-        assert achieved in ([], ["wrote outside its folder"]), achieved
+    else:  # the files are not confined here, and check says so; signals and the network still are. The files'
+        # attacks must succeed: the reference read (its softmax then earns every public point) and the mark written
+        assert "Learner code ran without: reading only its own folder" in done.stdout, done.stdout[-3000:]
+        assert done.returncode == 0, f"the reference was not read where nothing confines the files:\n{done.stdout[-3000:]}"
+        assert achieved == ["wrote outside its folder"], achieved
 
 
 def test_grade_contains_the_hostile_student_or_refuses_before_running_anyone(world):
@@ -257,10 +260,13 @@ def test_a_refused_signal_is_named_in_the_students_feedback(corpus):
 
 
 @pytest.mark.parametrize("attack", CONFINED, ids=[attack.name for attack in CONFINED])
-def test_the_attack_corpus_holds(corpus, attack):
+def test_the_attack_corpus_holds(world, corpus, attack):
     outcome = corpus[attack.name]
     assert outcome.exit_code == 0 and outcome.score == 0, f"{attack.name}: {outcome.score}\n{outcome.output[-3000:]}"
     assert outcome.status and "grading of this submission stopped" not in outcome.output, outcome.output[-3000:]
+    feedback = re.sub(r"\\(.)", r"\1", outcome.output)  # feedback.md escapes Markdown's punctuation: \[Errno 13\]
+    assert re.search(attack.refusal(world.kit, world.environment.name), feedback), \
+        f"{attack.name} was not refused for {attack.refused!r} here:\n{outcome.output[-3000:]}"
     assert outcome.results_intact and outcome.kit_intact and outcome.site_packages_intact
     assert outcome.neighbour_alive and not outcome.leftovers and outcome.connections == 0, outcome
     assert not outcome.leaked and SECRET not in outcome.output

@@ -24,7 +24,7 @@ from grader.reports.class_record import ClassRecord
 from grader.platforms import detect
 from grader.engine import batch as batch_engine
 from grader.engine import intake, registry
-from grader.engine.results import ERROR_STATUS, STATUSES, SubmissionResult
+from grader.engine.results import ERROR_STATUS, SubmissionResult
 from helpers import descendants
 
 FILES = ("results.json", "feedback.md", "feedback.html", "softlookup.json")
@@ -181,19 +181,32 @@ def _zips_are_invalid_with_a_one_line_reason(out: Path, found: dict[str, dict]):
 
 
 def _text_costs_its_student_alone(out: Path, found: dict[str, dict]):
-    """A notebook or a message that once stopped the judge: the student is refused (invalid or crashed, a
-    one-line reason, 0 points) or, where the kit now handles the text, graded as the code it holds."""
-    fair = {"surrogate-notebook": MAX, "big-integer": 0, "surrogate-exception": None}  # None: 0 < score < MAX
-    for student, score in fair.items():
-        row = found[student]
-        assert row["status"] in STATUSES, row
-        if row["status"] in ("invalid", "crashed"):
-            assert row["score"] == "0" and reasons(out, student), row
-            assert all("\n" not in reason for reason in reasons(out, student)), row
-        else:
-            assert (0 < float(row["score"]) < MAX) if score is None else float(row["score"]) == score, row
-        for name in FILES:  # whatever happened, the files are whole and written as UTF-8
+    """A notebook or a message that once stopped the judge, each with the one outcome it now has: a notebook that
+    cannot be written as text is invalid with a one-line reason; a 5,000-digit literal is a syntax error that says
+    so; a surrogate in an exception's message is graded (the lookups that need no softmax keep their points)."""
+    notebook = found["surrogate-notebook"]
+    assert (notebook["score"], notebook["status"]) == ("0", "invalid"), notebook
+    (reason,) = reasons(out, "surrogate-notebook")
+    assert "a code cell holds a character that is not valid text (a lone surrogate" in reason and "\n" not in reason
+    big = found["big-integer"]
+    assert (big["score"], big["status"]) == ("0", "syntax-error"), big
+    assert any("Python could not read your file: Exceeds the limit (4300 digits)" in message
+               for message in _messages(out, "big-integer"))
+    raised = found["surrogate-exception"]
+    without_softmax = {name: points for name, points in registry.exercise("lookup").points.items()
+                       if name.startswith(("test_exact", "test_nearest"))}
+    assert (raised["status"], raised["softmax"], float(raised["lookup"])) == ("ok", "0", sum(without_softmax.values()))
+    messages = _messages(out, "surrogate-exception")
+    assert messages and all("raised ValueError: a lone \ufffd surrogate" in message for message in messages), messages
+    for student in ("surrogate-notebook", "big-integer", "surrogate-exception"):  # the files whole, written as UTF-8
+        for name in FILES:
             (gradebook.student_folder(out, student) / name).read_text(encoding="utf-8")
+
+
+def _messages(out: Path, student: str) -> list[str]:
+    """The messages of a student's checks that did not pass."""
+    return [check["message"] for exercise in result_of(out, student)["exercises"] for check in exercise["checks"]
+            if check["outcome"] != "passed"]
 
 
 def test_a_judge_that_dies_costs_its_student_alone(tmp_path):
