@@ -24,7 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.engine import intake, registry, similarity
+from grader.engine import registry
+from grader.engine.classes import similarity
+from grader.engine.submissions import intake
 
 ROOT = Path(__file__).resolve().parents[1]
 

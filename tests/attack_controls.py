@@ -71,7 +71,7 @@ thread = threading.Thread(target=call, daemon=True)
 thread.start()
 thread.join(float(patience))  # the call, however loaded the machine; a stall on purpose is left to its sleep
 report["stalled"] = thread.is_alive()
-codec = sys.modules.get("grader.engine.codec")
+codec = sys.modules.get("grader.engine.confinement.codec")
 if codec is not None:  # a codec patched by the module: does the judge's next encoding stall?
     encoding = threading.Thread(target=codec.to_plain, args=(0,), daemon=True)
     encoding.start()
@@ -270,7 +270,7 @@ import importlib, json, sys
 import numpy as np
 import torch
 submission, module_name, effect = sys.argv[1:4]
-from grader.engine.codec import ModelSpec
+from grader.engine.confinement.codec import ModelSpec
 from grader.lesson import models
 spec = ModelSpec()
 tokenizer = models.build(spec.tokenizer())

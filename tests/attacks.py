@@ -686,9 +686,9 @@ return [[{"a": [None]}] for _ in range(1_000_000)]
 ''', defence="judge", refused='computed for more than its 0\\.5 s time limit', effect='huge value'),
     Attack("a codec patched to stall", "stall", '''
 import time
-import grader.engine.codec
-grader.engine.codec.from_plain = lambda *args, **kwargs: time.sleep(600)
-grader.engine.codec.to_plain = lambda *args, **kwargs: time.sleep(600)
+import grader.engine.confinement.codec
+grader.engine.confinement.codec.from_plain = lambda *args, **kwargs: time.sleep(600)
+grader.engine.confinement.codec.to_plain = lambda *args, **kwargs: time.sleep(600)
 
 def exact_lookup(query, keys, values):
     return None

@@ -21,7 +21,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # the hub is unreachable here; fail fast ins
 os.environ["SOFTLOOKUP_NO_SERVER"] = "1"  # every `softlookup check` a test starts grades in-process (test_warm: not)
 OWN_HOME = own_folders.isolate()  # no test reads or writes the learner's home, state, cache or runtime folders
 
-from grader.engine import fork_servers  # noqa: E402
+from grader.engine.confinement import fork_servers  # noqa: E402
 
 
 def pytest_configure(config):

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from grader.engine import registry
+from grader.engine.classes.runner import run_checks
 from grader.engine.options import Options
-from grader.engine.runner import run_checks
 
 SOLUTIONS = registry.SOLUTIONS_DIR
 # Seconds of CPU time to import a module, where a test's learner loops at import on purpose: a grading's 30 s
@@ -145,8 +145,8 @@ def run_batch(folders: dict[str, Path], modules: list[str], workdir: Path, jobs:
     folder after folder: for a catalogue of a hundred wrong implementations,
     a fraction of the time of one :func:`run` each.
     """
-    from grader.engine import batch, runner
-    from grader.engine.intake import Student
+    from grader.engine.classes import batch, runner
+    from grader.engine.submissions.intake import Student
 
     exercises = [registry.exercise(m) for m in modules]
     results = {}

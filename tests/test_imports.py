@@ -30,7 +30,7 @@ def imports(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names if alias.name.startswith("grader.")}
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("grader"):
-            for alias in node.names:  # `from grader.engine import codec` imports the module grader.engine.codec
+            for alias in node.names:  # `from grader.engine import codec` imports the module grader.engine.confinement.codec
                 candidate = f"{node.module}.{alias.name}"
                 found.add(candidate if candidate in MODULES else node.module)
     return {name for name in found if name != "grader"}

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from grader.engine.codec import ModelSpec
+from grader.engine.confinement.codec import ModelSpec
 
 SKIPPED = ("GPT-2 small's weights are not on this machine: `softlookup fetch-gpt2 FOLDER` downloads them (about "
            "550 MB, where the internet is reachable) into FOLDER; then `softlookup check --gpt2-model FOLDER`, or "

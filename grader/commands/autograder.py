@@ -17,7 +17,7 @@ A submission holds modules (``softmax.py``) or notebooks
 (``softmax.ipynb``), at its top or in one folder below it (``assignments/``
 of a bundle pushed from GitHub, or the folder a zip unpacks to). Where both
 a module and a notebook of an exercise are there, the module is graded
-unless it is still the untouched stub (:func:`grader.engine.notebooks.chosen_sources`).
+unless it is still the untouched stub (:func:`grader.engine.submissions.notebooks.chosen_sources`).
 """
 
 from __future__ import annotations
@@ -29,14 +29,16 @@ from pathlib import Path
 from rich.console import Console
 
 from grader import usage
-from grader.usage import UsageError
-from grader.engine import notebooks, registry, system
-from grader.engine.intake import one_line
+from grader.engine import registry
+from grader.engine.classes.runner import run_checks
+from grader.engine.confinement import system
 from grader.engine.options import Options
-from grader.engine.runner import run_checks
 from grader.engine.results import SubmissionResult, crashed, write_atomically
+from grader.engine.submissions import notebooks
+from grader.engine.submissions.intake import one_line
 from grader.reports.gradescope import gradescope
 from grader.reports.terminal import render
+from grader.usage import UsageError
 
 ROOT = Path("/autograder")
 

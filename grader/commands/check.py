@@ -18,12 +18,14 @@ from pathlib import Path
 
 from rich.console import Console
 
-from grader.engine import edition, hint_record, notebooks, options, registry, system
-from grader.engine.intake import exercise_folder, link_on_the_way
-from grader.engine.keeper import Keeper, fingerprint
+from grader.engine import edition, hint_record, options, registry
+from grader.engine.classes.keeper import Keeper, fingerprint
+from grader.engine.classes.runner import run_checks, stop_cleanly_on_sigterm
+from grader.engine.confinement import system
 from grader.engine.options import Options
 from grader.engine.results import SubmissionResult
-from grader.engine.runner import run_checks, stop_cleanly_on_sigterm
+from grader.engine.submissions import notebooks
+from grader.engine.submissions.intake import exercise_folder, link_on_the_way
 from grader.reports import terminal
 from grader.reports.gradescope import write_gradescope
 from grader.usage import Parser, UsageError
@@ -163,8 +165,8 @@ def watch(directory: Path, prefer_notebooks: bool, refused: str, exercises: list
           chosen: Options) -> int:
     """Grade, then grade again whenever a file of the folder changes, until Ctrl-C.
 
-    A change is any file a graded copy holds (:func:`~grader.engine.keeper.fingerprint`), and the grading is
-    ``check``'s, kept by a :class:`~grader.engine.keeper.Keeper` (which grades again the exercises whose grading
+    A change is any file a graded copy holds (:func:`~grader.engine.classes.keeper.fingerprint`), and the grading is
+    ``check``'s, kept by a :class:`~grader.engine.classes.keeper.Keeper` (which grades again the exercises whose grading
     read what changed), so a watched result is always the one ``softlookup check`` gives. The screen is redrawn each time, made to
     fit the terminal with the failure just caused on it (:func:`~grader.reports.terminal.watch_screen`); the
     fork servers and the reference's answers stay warm between runs.

@@ -1,7 +1,7 @@
 """``softlookup grade SUBMISSIONS --out OUT``: grade a class, from a course platform's export or one folder per student.
 
 The command reads the export (:mod:`grader.platforms`), hands the students
-whose record does not stand to the engine's batch (:func:`grader.engine.batch.grade_class`),
+whose record does not stand to the engine's batch (:func:`grader.engine.classes.batch.grade_class`),
 records each student as their result comes back (:class:`grader.reports.class_record.ClassRecord`:
 their files and their row of grades.csv, whole on the disk before the next), shows progress, and
 at the end or on Ctrl-C writes the gradebook and the summary from every
@@ -25,11 +25,14 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from grader.commands import check
-from grader.engine import batch, edition, intake, notebooks, options, registry, runner, similarity, system
-from grader.engine.intake import Student, escaped
+from grader.engine import edition, options, registry
+from grader.engine.classes import batch, runner, similarity
+from grader.engine.confinement import system
+from grader.engine.confinement.protections import unconfined
 from grader.engine.options import Options
-from grader.engine.protections import unconfined
 from grader.engine.results import ErrorKind, SubmissionResult, write_atomically
+from grader.engine.submissions import intake, notebooks
+from grader.engine.submissions.intake import Student, escaped
 from grader.platforms import Export, detect, folders, github_classroom, listing
 from grader.reports import class_record, gradebook, shards, summary
 from grader.reports.class_record import ClassRecord
@@ -190,7 +193,7 @@ def findings(export: Export, exercises: list[registry.Exercise], graded: set[str
     """What the summary says beside the grades, of the students graded (issue 46): pairs whose own code is alike
     at ``similar`` or more (0: not compared), the stubs made from ``solutions`` counting for nothing; and, for
     GitHub Classroom clones, the kit's files each repository changed. ``out``: the class's folder, where the
-    code's tokens are kept for the next run (:func:`grader.engine.similarity.pairs`)."""
+    code's tokens are kept for the next run (:func:`grader.engine.classes.similarity.pairs`)."""
     from grader.releases import handed_out  # nbformat, for the notebooks handed out: only once a class is graded
 
     students = [student for student in export.students if student.id in graded]

@@ -16,7 +16,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from grader.engine import registry, similarity
+from grader.engine import registry
+from grader.engine.classes import similarity
 from grader.engine.results import SubmissionResult, write_atomically
 from grader.platforms import detect
 from grader.platforms import Export

@@ -1,7 +1,7 @@
 """A submission's time budget: what all of its calls together may take, and what they have taken.
 
 Each call into learner code is charged what its meter counted (its CPU time,
-or its own waiting where that is longer: :mod:`grader.engine.clock`), so a
+or its own waiting where that is longer: :mod:`grader.engine.confinement.clock`), so a
 busy machine spends none of it. Once the budget is spent, the checks from
 there on fail at once, with a message that says so. Trusted calls (the
 reference, the kit) are never charged.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.engine import codec
+from grader.engine.confinement import codec
 from grader.engine.results import ErrorKind
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import codec
+from grader.engine.confinement import codec
 from grader.engine.errors import KitError
 
 TRUTH_FILE = Path(__file__).resolve().parents[1] / "data" / "gpt2_truth.json"

@@ -19,7 +19,7 @@ from pathlib import Path
 from grader.engine import registry
 
 # Seconds that all the calls of one submission may take together, counted as each call's limit is (its CPU time,
-# or its own waiting where that is longer; see grader.engine.clock), so a busy machine does not spend it. The
+# or its own waiting where that is longer; see grader.engine.confinement.clock), so a busy machine does not spend it. The
 # reference solutions' calls take 2.4 s for all six exercises on an idle 2-core machine (0.14 to 0.7 s for the
 # three numpy ones): 150 s leaves room for slow but honest code and a hang or two, and bounds a submission whose
 # every call stops just short of its limit (about 440 calls) to minutes instead of an hour.

@@ -32,13 +32,15 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import codec, fork_servers, ground_truth, hint_record, inspection, notebooks, options, registry, slot
-from grader.engine.intake import exercise_folder
+from grader.engine import ground_truth, hint_record, options, registry, slot
+from grader.engine.confinement import codec, fork_servers
 from grader.engine.errors import KitError, SubmissionError
 from grader.engine.proxies import Namespace
 from grader.engine.results import CheckResult, ErrorKind, SubmissionResult
 from grader.engine.sandbox import Sandbox
 from grader.engine.slot import Limits
+from grader.engine.submissions import inspection, notebooks
+from grader.engine.submissions.intake import exercise_folder
 from grader.engine.verify import CheckFailure
 
 PLUGIN = "softlookup-grading"  # the name its Grading is registered under, once per pytest session

@@ -15,12 +15,14 @@ import os
 import tempfile
 from pathlib import Path
 
-from grader.engine import codec, intake, notebooks, registry, scratch, system
+from grader.engine import registry
 from grader.engine.budget import Budget
-from grader.engine.protections import Protections
+from grader.engine.confinement import codec, scratch, system
+from grader.engine.confinement.protections import Protections
 from grader.engine.errors import IsolationError, KitError, SubmissionError
 from grader.engine.options import TIME_BUDGET
 from grader.engine.slot import Limits, Slot
+from grader.engine.submissions import intake, notebooks
 
 PRINTED_LINES = 20  # lines of a call's printed output kept for the learner
 
@@ -28,7 +30,7 @@ PRINTED_LINES = 20  # lines of a call's printed output kept for the learner
 class Sandbox:
     """Everything one grading run starts: private copies of submissions, workers, their scratch folders.
 
-    All of it lives in one temporary folder (:func:`grader.engine.scratch.run_folder`)
+    All of it lives in one temporary folder (:func:`grader.engine.confinement.scratch.run_folder`)
     that :meth:`close` removes; a later sandbox removes any left by a run that
     was killed outright, or whose removal a worker's leftovers defeated.
     """
@@ -152,7 +154,7 @@ class Sandbox:
                 intake.copy_submission(Path(directory), target)
                 os.chmod(target, 0o755)
                 if system.root_grader():  # readable by this learner's workers alone, whatever uid each gets
-                    from grader.engine import confine  # Linux's, as a root grader is
+                    from grader.engine.confinement import confine  # Linux's, as a root grader is
 
                     self.groups[str(target)] = confine.group_for(os.getpid(), len(self.groups))
                     confine.share_with_group(target, self.groups[str(target)])

@@ -2,10 +2,10 @@
 
 A :class:`Slot` is what ``submission.lookup`` becomes for one learner (or for
 the reference): it starts a worker forked from a fork server
-(:mod:`grader.engine.fork_servers`), confined unless the code is the kit's, sends
+(:mod:`grader.engine.confinement.fork_servers`), confined unless the code is the kit's, sends
 one request at a time and trusts nothing that comes back. The whole exchange
 of a call is held to its time limit, in the worker's CPU time with a backstop
-for waiting (:mod:`grader.engine.clock`: a busy machine does not count
+for waiting (:mod:`grader.engine.confinement.clock`: a busy machine does not count
 against the learner; a worker that sends half a message and sleeps is
 stopped like one that loops), every message is size- and shape-checked
 before it is decoded, and every field is validated and capped here, whatever
@@ -16,7 +16,7 @@ called again for that submission, not even through the modules that import it
 (their workers get a stand-in for it that says so). So a loop is waited for
 once, for its limit. A first call has no more room than a later one: what the
 libraries cost once is paid before learner code runs
-(:func:`grader.engine.zygote.prepare_libraries`).
+(:func:`grader.engine.confinement.zygote.prepare_libraries`).
 """
 
 from __future__ import annotations
@@ -30,12 +30,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.engine import clock, codec, fork_servers, messages, registry, scratch
+from grader.engine import registry
+from grader.engine.confinement import clock, codec, fork_servers, messages, scratch
+from grader.engine.confinement.scratch import ScratchBound, remove_tree
+from grader.engine.confinement.zygote import START_TIMEOUT, ForkServer, ForkServerError
 from grader.engine.errors import KitError, SubmissionError, hang_label
-from grader.engine.scratch import ScratchBound, remove_tree
 from grader.engine.options import IMPORT_TIME_LIMIT, MEMORY_LIMIT
 from grader.engine.results import ErrorKind
-from grader.engine.zygote import START_TIMEOUT, ForkServer, ForkServerError
 
 MAX_MESSAGE = 96 * 2**20  # a 64 MB array, base64-encoded, and change
 
@@ -142,7 +143,7 @@ class Slot:
         """Every GPT-2 (tiny or from disk) that calls into this module have needed, in this process.
 
         A new worker builds all of them before it imports learner code (the
-        fork server has built them already: :mod:`grader.engine.model_cache`).
+        fork server has built them already: :mod:`grader.engine.confinement.model_cache`).
         The set outlives sandboxes (:data:`MODELS_NEEDED`), and starts with the
         models the check files declare (:func:`expect_models`), so a worker
         restarts only for a model that no check file named.
@@ -237,7 +238,7 @@ class Slot:
         return self._validated(printed, answer, told)
 
     def _validated(self, printed: tuple, answer, told: frozenset | None) -> dict:
-        """The answer's fields, each of the type and range expected (:mod:`grader.engine.messages`), or the
+        """The answer's fields, each of the type and range expected (:mod:`grader.engine.confinement.messages`), or the
         learner's crash if it is not our message.
 
         ``printed`` is ``(message, size)`` as :func:`codec.receive_or_skip` read

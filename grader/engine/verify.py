@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from grader.engine.codec import Unsupported
+from grader.engine.confinement.codec import Unsupported
 
 
 class CheckFailure(AssertionError):

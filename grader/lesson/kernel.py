@@ -3,7 +3,7 @@
 ``check_here("lookup")`` writes what this kernel has defined (the learner's
 functions, their imports and plain constants) as ``lookup.py`` in a temporary
 folder, beside the other exercises this folder holds (``softmax.ipynb`` made
-into ``softmax.py``), and calls :func:`grader.engine.runner.run_checks` on it: the same
+into ``softmax.py``), and calls :func:`grader.engine.classes.runner.run_checks` on it: the same
 checks, workers and limits as ``softlookup check``, and the same table, as
 HTML. ``graded(...)`` is the nbgrader test cells' version: one engine run per
 version of the code, then one check's verdict per cell.
@@ -27,9 +27,10 @@ import textwrap
 import types
 from pathlib import Path
 
-from grader.engine import notebooks, registry
+from grader.engine import registry
 from grader.engine.options import Options
 from grader.engine.results import SubmissionResult
+from grader.engine.submissions import notebooks
 from grader.reports.html_table import html
 
 KIT_MODULES = ("grader", "softlookup")
@@ -116,7 +117,7 @@ def _run_by_a_notebook(namespace: dict) -> bool:
 
 
 def _grade(name: str, namespace: dict, hidden: bool = True) -> SubmissionResult:
-    from grader.engine.runner import run_checks  # pytest, imported at the first check, not with the notebook
+    from grader.engine.classes.runner import run_checks  # pytest, imported at the first check, not with the notebook
 
     exercise = registry.exercise(name)
     with tempfile.TemporaryDirectory(prefix="softlookup-kernel-") as folder:

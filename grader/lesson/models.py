@@ -234,7 +234,7 @@ def hide_attention_weights(model):
 
 
 def build(spec):
-    """The model or tokenizer a :class:`grader.engine.codec.ModelSpec` names (workers build their own)."""
+    """The model or tokenizer a :class:`grader.engine.confinement.codec.ModelSpec` names (workers build their own)."""
     shapes = lesson.TINY_SHAPES if spec.kind == "tiny" else ("standard",)  # GPT-2 small has one shape
     if spec.kind not in ("tiny", "real") or spec.part not in ("model", "tokenizer") or spec.shape not in shapes:
         raise ValueError(f"cannot build {spec}")

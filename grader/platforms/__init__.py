@@ -7,7 +7,7 @@ platform lays it out its own way, and each module here reads one layout
 or zip per student, which is also what a folder matching no platform is read
 as) and, where the platform takes one back, writes its gradebook import.
 :mod:`.detect` picks the layout and gives an :class:`Export`. Every layout gives the same
-:class:`~grader.engine.intake.Student` records and names every entry it leaves out, with why: an instructor never
+:class:`~grader.engine.submissions.intake.Student` records and names every entry it leaves out, with why: an instructor never
 loses a student without a word.
 
 What is read from an export is the students' text (file names, names in a
@@ -26,7 +26,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.engine.intake import NAME_BYTES, Student, escaped, is_litter, link_refused
+from grader.engine.submissions.intake import NAME_BYTES, Student, escaped, is_litter, link_refused
 
 @dataclass
 class Export:
@@ -86,6 +86,6 @@ def plain_name(name: str) -> str | None:
 
 
 def link_problem(shown: str) -> str:
-    """Why an entry of the export that is a link cannot be graded (:func:`~grader.engine.intake.link_refused`)."""
+    """Why an entry of the export that is a link cannot be graded (:func:`~grader.engine.submissions.intake.link_refused`)."""
     return link_refused(f"the entry {shown}")
 

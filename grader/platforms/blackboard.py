@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.engine.intake import Student
+from grader.engine.submissions.intake import Student
 from grader.platforms import link_problem, plain_name, printable
 
 NAME = "blackboard"

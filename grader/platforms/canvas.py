@@ -42,11 +42,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.reports import inert, verdicts
 from grader.engine import registry
 from grader.engine.results import SubmissionResult
-from grader.engine.intake import Student
+from grader.engine.submissions.intake import Student
 from grader.platforms import link_problem, plain_name, printable
+from grader.reports import inert, verdicts
 
 NAME = "canvas"
 TITLE = "Canvas export"

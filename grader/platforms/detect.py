@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from grader.engine.intake import Student
+from grader.engine.submissions.intake import Student
 from grader.platforms import Export, blackboard, canvas, folders, github_classroom, gradescope, listing, moodle
 
 PLATFORMS = (gradescope, canvas, moodle, blackboard, github_classroom)  # on a tie, the first

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from grader.engine.intake import Student
+from grader.engine.submissions.intake import Student
 from grader.platforms import link_problem, printable
 
 NAME = "folders"

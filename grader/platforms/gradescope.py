@@ -34,7 +34,7 @@ from pathlib import Path
 
 import yaml  # already installed with nbgrader and transformers; declared in pyproject all the same
 
-from grader.engine.intake import Student, one_line
+from grader.engine.submissions.intake import Student, one_line
 from grader.platforms import link_problem, printable
 
 NAME = "gradescope"

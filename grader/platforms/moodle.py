@@ -32,10 +32,10 @@ import os
 import re
 from pathlib import Path
 
-from grader.reports import inert, verdicts
 from grader.engine.results import SubmissionResult
-from grader.engine.intake import Student
+from grader.engine.submissions.intake import Student
 from grader.platforms import link_problem, plain_name, printable
+from grader.reports import inert, verdicts
 
 NAME = "moodle"
 TITLE = "Moodle export"

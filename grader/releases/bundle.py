@@ -32,12 +32,15 @@ from grader.usage import UsageError
 # The grader package's files that learners get.
 SHIPPED = [
     "__init__.py", "cli.py", "usage.py",
-    *[f"engine/{name}.py" for name in ("__init__", "budget", "clock", "codec", "confine", "edition", "errors",
-                                        "fork_servers", "ground_truth", "hint_record", "inspection", "intake", "keeper",
-                                        "landlock", "messages", "model_cache", "notebooks", "options", "pipes",
-                                        "plugin", "protections", "proxies", "reads", "registry", "results",
-                                        "runner", "sandbox", "scratch", "seccomp", "slot", "spawner", "stand_ins",
-                                        "system", "verify", "worker", "zygote")],
+    *[f"engine/{name}.py" for name in ("__init__", "budget", "edition", "errors", "ground_truth", "hint_record",
+                                       "options", "plugin", "proxies", "registry", "results", "sandbox", "slot",
+                                       "verify")],
+    *[f"engine/classes/{name}.py" for name in ("__init__", "keeper", "runner")],
+    *[f"engine/confinement/{name}.py" for name in ("__init__", "clock", "codec", "confine", "fork_servers",
+                                                   "landlock", "messages", "model_cache", "pipes", "protections",
+                                                   "reads", "scratch", "seccomp", "spawner", "stand_ins", "system",
+                                                   "worker", "zygote")],
+    *[f"engine/submissions/{name}.py" for name in ("__init__", "inspection", "intake", "notebooks")],
     *[f"reports/{name}.py" for name in ("__init__", "classroom", "gradescope", "html_table", "markup",
                                          "pytest_table", "terminal", "verdicts")],
     *[f"warm/{name}.py" for name in ("__init__", "client", "place", "server")],
@@ -77,10 +80,10 @@ KEPT_BACK = {
        for name in ("__init__", "detect", "folders", "canvas", "moodle", "blackboard", "gradescope",
                     "github_classroom")},
     "reports/summary.py": "the class summary of softlookup grade",
-    "engine/batch.py": "the judges of softlookup grade, which grade a class with the hidden checks",
+    "engine/classes/batch.py": "the judges of softlookup grade, which grade a class with the hidden checks",
     "releases/__init__.py": "the releases: they read solutions/",
     "releases/classroom.py": "the GitHub Classroom workflow, written into this bundle by the release",
-    "engine/similarity.py": "softlookup grade's pairs of students whose code is alike",
+    "engine/classes/similarity.py": "softlookup grade's pairs of students whose code is alike",
     "reports/integrity.py": "the class summary's findings beside the grades: pairs alike, kit files changed",
     "releases/handed_out.py": "what the instructor's kit hands out, as softlookup grade compares a class with it",
 }
@@ -96,7 +99,7 @@ def hidden_checks() -> dict[str, list[str]]:
 
 def record_ground_truth(solutions: Path) -> dict:
     """Every answer the public GPT-2 checks ask the kit for, recorded while they grade the reference."""
-    from grader.engine.runner import run_checks  # pytest, imported only when a bundle is made
+    from grader.engine.classes.runner import run_checks  # pytest, imported only when a bundle is made
 
     record: dict = {}
 

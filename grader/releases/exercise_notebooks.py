@@ -19,8 +19,8 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.engine import registry
+from grader.engine.submissions.notebooks import KIT_TAG
 from grader.lesson import widgets
-from grader.engine.notebooks import KIT_TAG
 from grader.releases.stubs import make_stub
 
 NOTEBOOK_METADATA = {

@@ -5,7 +5,7 @@ folder or repository carries (a student can edit that too):
 
 * :func:`boilerplate`: each exercise's stub module and its notebook made into
   a module, the text every student starts from, which the similarity pass
-  (:mod:`grader.engine.similarity`) counts for nothing;
+  (:mod:`grader.engine.classes.similarity`) counts for nothing;
 * :func:`bundle_digests` and :func:`kit_changes`: every file of the student
   bundle but the learners' exercises, as the kit releases it now, and which of
   them a GitHub Classroom repository changed. Classroom records the points the
@@ -22,7 +22,8 @@ import stat
 import tempfile
 from pathlib import Path
 
-from grader.engine import notebooks, registry
+from grader.engine import registry
+from grader.engine.submissions import notebooks
 from grader.releases.assignments import planned
 
 

@@ -28,11 +28,11 @@ import ast
 from pathlib import Path
 
 from grader.engine import registry
-from grader.usage import Parser, UsageError, optional
+from grader.engine.submissions.notebooks import KIT_TAG
 from grader.releases import distribution, overwrite
 from grader.releases.exercise_notebooks import CHECK_INTRO, Cell, layout, notebook
-from grader.engine.notebooks import KIT_TAG
 from grader.releases.stubs import MarkerError
+from grader.usage import Parser, UsageError, optional
 
 ASSIGNMENT = "softlookup"
 

@@ -23,14 +23,16 @@ from nbgrader.nbgraderformat import MetadataValidator
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float
 
-from grader.engine.intake import one_line
-from grader.engine.keeper import fingerprint
 from grader.engine import options
+from grader.engine import registry
+from grader.engine.classes.keeper import fingerprint
+from grader.engine.classes.runner import run_checks
+from grader.engine.confinement import system
 from grader.engine.options import Options
-from grader.engine.runner import run_checks
 from grader.engine.results import redacted
-from grader.engine import notebooks, registry, system
 from grader.engine.results import CheckResult, SubmissionResult
+from grader.engine.submissions import notebooks
+from grader.engine.submissions.intake import one_line
 from grader.reports.verdicts import verdict
 
 CHECK_PREFIX = "check-"  # a test cell's grade_id is "check-<check>" (grader.releases.nbgrader_course)

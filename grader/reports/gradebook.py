@@ -30,8 +30,8 @@ import json
 import os
 from pathlib import Path
 
-from grader.engine.intake import NAME_BYTES
 from grader.engine.results import SubmissionResult, redacted, sync_folder, writable, writable_copy, write_atomically
+from grader.engine.submissions.intake import NAME_BYTES
 from grader.reports import feedback, integrity, shards, summary
 from grader.reports.gradescope import gradescope
 from grader.reports.inert import csv_text

@@ -3,7 +3,7 @@
 Two findings, each a section of summary.md and summary.html:
 
 * work handed in twice: pairs of students whose code for an exercise is alike
-  beyond chance (:mod:`grader.engine.similarity`), each with its score, the
+  beyond chance (:mod:`grader.engine.classes.similarity`), each with its score, the
   lines each student has of what they share, and the longest shared passage;
 * the kit's files that a GitHub Classroom repository changed (the workflow,
   ``grader/``, ``pyproject.toml``: what reports the points Classroom records),
@@ -18,7 +18,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
-from grader.engine.similarity import DEFAULT_THRESHOLD, Pair
+from grader.engine.classes.similarity import DEFAULT_THRESHOLD, Pair
 from grader.reports import inert
 
 SIMILAR = "Work that looks handed in twice"

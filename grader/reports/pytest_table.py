@@ -2,7 +2,7 @@
 
 A pytest11 entry point of its own, beside the engine's plugin: the engine
 fills in the result, and rendering it is a report's job. ``softlookup
-check`` and every other road through :func:`grader.engine.runner.run_checks`
+check`` and every other road through :func:`grader.engine.classes.runner.run_checks`
 load no plugin by entry point, so they never print it twice.
 """
 

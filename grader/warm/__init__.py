@@ -9,7 +9,7 @@ hands it the command line; every later ``check`` is a request to it
 already keeps (the fork servers with their imports, the reference's and the
 kit's answers) and, like ``--watch``, does not grade again an exercise while
 no file of the folder has changed since it graded it (one rule for both:
-:mod:`grader.engine.keeper`); it is a keeper of the runner's state, not a
+:mod:`grader.engine.classes.keeper`); it is a keeper of the runner's state, not a
 second engine: each request is ``softlookup check``'s own
 ``main`` on the learner's folder, and every worker starts as in-process
 grading starts it (forked from a fork server and confined on Linux, spawned

@@ -27,7 +27,7 @@ import struct
 import sys
 from pathlib import Path
 
-from grader.engine.system import PASSED_ON
+from grader.engine.confinement.system import PASSED_ON
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # grader/
 DISABLE = "SOFTLOOKUP_NO_SERVER"

@@ -8,13 +8,13 @@ was typed in, the terminal it is shown on), runs ``softlookup check``'s own
 status. It exits when told to (a newer kit's server starting), when killed,
 or after :data:`IDLE_SECONDS` without a request.
 
-What it keeps between requests (a :class:`~grader.engine.keeper.Keeper`, as
+What it keeps between requests (a :class:`~grader.engine.classes.keeper.Keeper`, as
 ``--watch`` keeps them) is what one grading keeps within itself: the fork
 servers with numpy, torch and transformers imported (they live as long as
 this process), the answers of the reference and of the kit's GPT-2 code
 (until the solutions change), and each exercise's result, given back while
 no file its grading read has changed, no file was added or removed, and the
-options are the same (:mod:`grader.engine.keeper`). A result with a
+options are the same (:mod:`grader.engine.classes.keeper`). A result with a
 timeout, a crash or a grader failure is not kept: those depend on the moment.
 """
 
@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 from grader.commands import check
-from grader.engine.keeper import Keeper
+from grader.engine.classes.keeper import Keeper
 from grader.warm import place
 from grader.warm.client import TERMINAL_VARIABLES
 

@@ -36,9 +36,10 @@ import pytest
 from nbformat.v4 import new_code_cell, new_output
 
 from helpers import run
+from grader.engine import registry
 from grader.engine.results import HIDDEN_FEEDBACK
-from grader.engine import notebooks, registry
 from grader.engine.results import CheckResult, SubmissionResult
+from grader.engine.submissions import notebooks
 from grader.releases.nbgrader_course import ASSIGNMENT
 from grader.releases.nbgrader_step import outputs
 from helpers import softlookup

@@ -5,8 +5,9 @@ import re
 import pytest
 
 from helpers import ASSIGNMENTS, SOLUTIONS, full_marks_problems, make_submission, run
+from grader.engine import registry
+from grader.engine.submissions import inspection
 from grader.releases import stubs
-from grader.engine import inspection, registry
 
 
 def pasteable_solution_code(module) -> set[str]:

@@ -161,7 +161,7 @@ def test_fetch_gpt2_offline_fails_in_one_line(tmp_path):
 
 def test_the_judge_never_imports_torch():
     """GPT-2 is graded in workers; the process that judges stays light and torch-free."""
-    script = ("import sys; from grader.engine import registry; from grader.engine.runner import run_checks; "
+    script = ("import sys; from grader.engine import registry; from grader.engine.classes.runner import run_checks; "
               f"result = run_checks(registry.KIT_ROOT / 'solutions', list(registry.EXERCISES)); "
               "assert result.full_marks; print('torch' in sys.modules, 'transformers' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV, timeout=600)
@@ -173,7 +173,7 @@ def test_an_exercise_not_started_costs_nothing(tmp_path):
     folder = tmp_path / "work"
     shutil.copytree(ASSIGNMENTS, folder)
     shutil.copy(SOLUTIONS / "softmax.py", folder)
-    script = ("from grader.engine import fork_servers, registry; from grader.engine.runner import run_checks; "
+    script = ("from grader.engine import registry; from grader.engine.confinement import fork_servers; from grader.engine.classes.runner import run_checks; "
               f"result = run_checks({str(folder)!r}, list(registry.EXERCISES)); "
               "print(result.score, sorted(fork_servers._servers), [e.status for e in result.exercises])")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV, timeout=600)

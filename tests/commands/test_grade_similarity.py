@@ -16,7 +16,8 @@ import re
 import pytest
 
 from classes import ASSIGNMENTS, MAX, NUMPY, cli, graded_class, modules, reference, rows, stubs
-from grader.engine import registry, similarity
+from grader.engine import registry
+from grader.engine.classes import similarity
 from grader.releases.exercise_notebooks import learner_notebook
 from wild import (LOOKUP_DICT_LOGADDEXP, LOOKUP_LOOPS_MATH, LOOKUP_SKLEARN_STYLE, SOFTMAX_LOGADDEXP, SOFTMAX_LOGSUMEXP,
                   SOFTMAX_PICOGPT)

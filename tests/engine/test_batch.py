@@ -19,12 +19,13 @@ import pytest
 import classes
 from classes import MAX, NUMPY, OPTIONS, cli, result_of, rows
 from grader.commands import check, grade
+from grader.engine import registry
+from grader.engine.classes import batch as batch_engine
+from grader.engine.results import ERROR_STATUS, SubmissionResult
+from grader.engine.submissions import intake
+from grader.platforms import detect
 from grader.reports import gradebook
 from grader.reports.class_record import ClassRecord
-from grader.platforms import detect
-from grader.engine import batch as batch_engine
-from grader.engine import intake, registry
-from grader.engine.results import ERROR_STATUS, SubmissionResult
 from helpers import descendants
 
 FILES = ("results.json", "feedback.md", "feedback.html", "softlookup.json")
@@ -117,7 +118,7 @@ def test_a_class_pays_for_its_fork_servers_imports_once(mixed, tmp_path):
     def watch():
         while not done.is_set():
             seen.update({pid: found for pid, found in descendants(os.getpid()).items()
-                         if pid not in ours and "grader.engine.zygote import main" in found[1]})
+                         if pid not in ours and "grader.engine.confinement.zygote import main" in found[1]})
             time.sleep(0.01)
 
     watcher = threading.Thread(target=watch)
@@ -128,7 +129,7 @@ def test_a_class_pays_for_its_fork_servers_imports_once(mixed, tmp_path):
         done.set()
         watcher.join()
     started = {pid: command for pid, (parent, command) in seen.items() if parent not in seen}
-    assert len(started) == 1 and " copies numpy grader.engine.worker" in next(iter(started.values())), started
+    assert len(started) == 1 and " copies numpy grader.engine.confinement.worker" in next(iter(started.values())), started
     assert len(seen) >= 3, seen  # the shared one and a copy for each judge, at least
     assert SubmissionResult.from_plain(result_of(out, "honest")).score == MAX
 

@@ -15,10 +15,10 @@ import time
 import pytest
 
 from helpers import exercise_score, make_submission, run
-from grader.engine.budget import Budget
-from grader.engine.options import TIME_BUDGET, Options
-from grader.engine.runner import run_checks
 from grader.engine import registry
+from grader.engine.budget import Budget
+from grader.engine.classes.runner import run_checks
+from grader.engine.options import TIME_BUDGET, Options
 from helpers import softlookup
 
 LOOPING_SOFTMAX = """

@@ -19,7 +19,8 @@ from types import SimpleNamespace
 import pytest
 
 from helpers import cpu_hog, make_submission, softlookup
-from grader.engine import clock, fork_servers, registry
+from grader.engine import registry
+from grader.engine.confinement import clock, fork_servers
 from grader.engine.errors import SubmissionError
 from grader.engine.slot import Limits
 from test_sandbox import learner_sandbox, modules_in

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from grader.engine import codec
+from grader.engine.confinement import codec
 
 
 class LyingFloat(float):

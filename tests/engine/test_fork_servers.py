@@ -6,8 +6,8 @@ tests/engine/test_batch.py; here, what a judge sees when the shared fork server 
 
 import pytest
 
-from grader.engine import system
-from grader.engine.zygote import ForkServer, ForkServerError, SharedForkServer
+from grader.engine.confinement import system
+from grader.engine.confinement.zygote import ForkServer, ForkServerError, SharedForkServer
 
 pytestmark = pytest.mark.skipif(not system.confines(), reason="workers are forked on Linux alone")
 

@@ -5,8 +5,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from grader.engine import codec, ground_truth
-from grader.engine.codec import ModelSpec
+from grader.engine import ground_truth
+from grader.engine.confinement import codec
+from grader.engine.confinement.codec import ModelSpec
 from grader.engine.errors import KitError
 
 TINY = ModelSpec(kind="tiny", seed=0)

@@ -25,7 +25,7 @@ GRADE_AND_OBSERVE = textwrap.dedent("""
     from pathlib import Path
     import pytest
     from grader.engine import registry
-    from grader.engine.runner import run_checks
+    from grader.engine.classes.runner import run_checks
 
     def workers():
         # the processes under this one, below its fork servers: supervisors and workers

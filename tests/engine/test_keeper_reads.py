@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from grader.commands.check import graded
-from grader.engine import messages, registry
-from grader.engine.keeper import Keeper
+from grader.engine import registry
+from grader.engine.classes.keeper import Keeper
+from grader.engine.confinement import messages
 from grader.engine.options import Options
 from helpers import SOLUTIONS, solved_folder
 
@@ -138,7 +139,7 @@ def test_an_edit_to_a_notebook_grades_what_reads_the_module_made_from_it(tmp_pat
 
 # -- a worker's report is its own word ------------------------------------------------------------
 
-LIAR = "\n\nimport sys as _sys\n_sys.modules['grader.engine.reads'].Reads.report = lambda self: {report}\n"
+LIAR = "\n\nimport sys as _sys\n_sys.modules['grader.engine.confinement.reads'].Reads.report = lambda self: {report}\n"
 
 
 def test_a_report_the_judge_cannot_believe_reads_everything(solved):

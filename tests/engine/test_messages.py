@@ -2,8 +2,8 @@
 
 import pytest
 
-from grader.engine import messages
-from grader.engine.protections import Protections, unconfined
+from grader.engine.confinement import messages
+from grader.engine.confinement.protections import Protections, unconfined
 
 JUNK = [[[{"a": [1e308, -1, None]}]]]
 GOOD_ERROR = {"kind": "exception", "type": "ValueError", "message": "no", "where": ["lookup.py", 3, "x = 1"]}

@@ -1,7 +1,7 @@
 """The GPT-2 models a worker is handed: built once per process, and each worker's copy its own.
 
 The fork server builds every model a worker asks for before forking it
-(grader.engine.model_cache), and the models an exercise's checks need
+(grader.engine.confinement.model_cache), and the models an exercise's checks need
 are remembered from one grading to the next (grader.engine.slot.MODELS_NEEDED).
 So a second grading of a GPT-2 exercise starts one worker for the learner's
 module, not one per model; and a learner who changes a model in place

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from grader.engine import registry, verify
+from grader.engine.confinement.messages import MAX_LINES_COUNTED
 from grader.engine.errors import KitError, SubmissionError
 from grader.engine.proxies import Namespace
 from grader.engine.sandbox import PRINTED_LINES, Sandbox
-from grader.engine.messages import MAX_LINES_COUNTED
 from grader.engine.slot import Limits
 
 TOY = '''
@@ -393,7 +393,7 @@ CHAIN = {
     "imports_it": "import import_loops\n\ndef anything():\n    return 3\n",
     "middle": "from slow import loop\n\ndef mid():\n    return loop()\n\ndef other():\n    return loop()\n",
     "top": "from middle import other\n\ndef top():\n    return other()\n",
-    "forger": "import sys\n\ndef forge():\n    raise sys.modules['grader.engine.worker'].RanPastItsLimit('softmax.softmax()')\n",
+    "forger": "import sys\n\ndef forge():\n    raise sys.modules['grader.engine.confinement.worker'].RanPastItsLimit('softmax.softmax()')\n",
 }
 
 

@@ -1,4 +1,4 @@
-"""What workers leave on disk (grader/engine/scratch.py): the judge's bound on a scratch folder, and its removal."""
+"""What workers leave on disk (grader/engine/confinement/scratch.py): the judge's bound on a scratch folder, and its removal."""
 
 import os
 import subprocess
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import scratch, system
-from grader.engine.scratch import ScratchBound, remove_tree
+from grader.engine.confinement import scratch, system
+from grader.engine.confinement.scratch import ScratchBound, remove_tree
 
 NOBODY = 65534
 

@@ -5,8 +5,8 @@ import errno
 
 import pytest
 
-from grader.engine import seccomp
-from grader.engine.protections import MEMORY_REFUSED, SIGNAL_REFUSED
+from grader.engine.confinement import seccomp
+from grader.engine.confinement.protections import MEMORY_REFUSED, SIGNAL_REFUSED
 
 OWN = 4242
 ALLOW = "allow"

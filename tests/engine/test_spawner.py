@@ -8,9 +8,9 @@ import time
 import numpy as np
 import pytest
 
-from grader.engine import codec, spawner
-from grader.engine.pipes import PipeConnection
-from grader.engine.worker import Settings
+from grader.engine.confinement import codec, spawner
+from grader.engine.confinement.pipes import PipeConnection
+from grader.engine.confinement.worker import Settings
 
 
 def connected_pair(on_end=None):
@@ -72,7 +72,7 @@ def spawned(tmp_path):
     scratch.mkdir()
     (folder / "busy.py").write_text("def add(a, b):\n    print('adding')\n    return a + b\n\n\n"
                                     "def spin():\n    while True:\n        pass\n")
-    server = spawner.SpawnServer(["numpy", "grader.engine.worker"], tmp_path / "spawned.log")
+    server = spawner.SpawnServer(["numpy", "grader.engine.confinement.worker"], tmp_path / "spawned.log")
     settings = Settings(directory=str(folder), scratch=str(scratch), memory_limit=2**30)
     worker = server.worker(dataclasses.asdict(settings))
     yield worker

@@ -14,9 +14,9 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from helpers import SOLUTIONS
 from grader.engine import registry
-from grader.lesson import gpt2, models
+from grader.engine.classes.runner import run_checks
 from grader.engine.options import Options
-from grader.engine.runner import run_checks
+from grader.lesson import gpt2, models
 from helpers import softlookup
 
 

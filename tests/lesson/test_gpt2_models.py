@@ -17,9 +17,9 @@ import pytest
 import torch
 
 from helpers import load_solution
-from grader.lesson import gpt2, lesson, models
-from grader.engine.codec import ModelSpec
+from grader.engine.confinement.codec import ModelSpec
 from grader.engine.registry import KIT_ROOT
+from grader.lesson import gpt2, lesson, models
 
 LESSON = "The cat sat on the mat because it was tired"
 LESSON_TOKENS = ["The", "Ġcat", "Ġsat", "Ġon", "Ġthe", "Ġmat", "Ġbecause", "Ġit", "Ġwas", "Ġtired"]

@@ -23,10 +23,10 @@ import pytest
 import exports
 from exports import ROSTER, WORK
 from grader.commands import check
-from grader.reports import gradebook
 from grader.engine.results import SubmissionResult
-from grader.engine.intake import Student, unpacked
+from grader.engine.submissions.intake import Student, unpacked
 from grader.platforms import canvas, detect, moodle
+from grader.reports import gradebook
 
 FORMULA_NAME = '=HYPERLINK("http://evil.example","Dupont, \'Jean\'")'
 

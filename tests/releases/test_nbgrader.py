@@ -16,8 +16,9 @@ import nbformat
 import pytest
 
 from helpers import IMPORT_TIME_LIMIT, SECONDS, nbgrader, notebook_scores, released_course, run
-from grader.engine import notebooks, registry
+from grader.engine import registry
 from grader.engine.results import HIDDEN_FEEDBACK
+from grader.engine.submissions import notebooks
 from grader.releases.nbgrader_course import ASSIGNMENT
 
 pytestmark = pytest.mark.slow  # a whole road end to end (tests/pytest.ini)

@@ -14,7 +14,8 @@ import pytest
 from nbclient import NotebookClient
 
 from helpers import ASSIGNMENTS, SOLUTIONS, exercise_score, full_marks_problems, run, solved_folder
-from grader.engine import notebooks, registry
+from grader.engine import registry
+from grader.engine.submissions import notebooks
 from grader.lesson import kernel, widgets
 from grader.releases import exercise_notebooks
 from helpers import softlookup

@@ -10,7 +10,7 @@ import pytest
 
 from grader.checks.gpt2_readouts import read_patterns
 from grader.engine import verify
-from grader.engine.codec import ModelSpec
+from grader.engine.confinement.codec import ModelSpec
 from grader.lesson import lesson
 
 SENTENCES = [

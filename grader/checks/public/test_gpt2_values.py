@@ -11,13 +11,13 @@ runs only where its weights are on disk.
 import numpy as np
 import pytest
 
-from grader.engine import verify
-from grader.lesson import lesson
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.checks.gpt2_readouts import SLIP_HINTS, SLIP_MISTAKES  # one name per slip
-from grader.engine.codec import ModelSpec
+from grader.engine import verify
+from grader.engine.confinement.codec import ModelSpec
 from grader.engine.errors import SubmissionError
 from grader.engine.results import ErrorKind
+from grader.lesson import lesson
 
 # Every kind of input the docstrings and the lesson allow that the checks (public and hidden) try, in one place;
 # tests/checks/test_inputs.py holds each check named here to exist.

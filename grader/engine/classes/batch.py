@@ -35,10 +35,13 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import errors, fork_servers, intake, notebooks, options, plugin, registry, runner
-from grader.engine.intake import Student, one_line
-from grader.engine.scratch import run_prefix
+from grader.engine import errors, options, plugin, registry
+from grader.engine.classes import runner
+from grader.engine.confinement import fork_servers
+from grader.engine.confinement.scratch import run_prefix
 from grader.engine.results import ErrorKind, SubmissionResult, crashed
+from grader.engine.submissions import intake, notebooks
+from grader.engine.submissions.intake import Student, one_line
 
 DEATHS = 2  # judges that may die grading one student: the first death is graded again, the second recorded
 JUDGE_DIED = "the grader's process grading you was killed twice; nothing of yours was graded: "
@@ -170,7 +173,7 @@ def grade_class(todo: list[Student], jobs: int, exercises: list[registry.Exercis
     """Feed ``todo`` to ``jobs`` judges until all are graded; why the batch stopped, if it did ("" if not).
 
     ``record(student, result)`` is called in this process for every student finished, graded or crashed,
-    in the order they finish; judges run pytest with ``pytest_args`` (:func:`grader.engine.runner.pytest_args`)
+    in the order they finish; judges run pytest with ``pytest_args`` (:func:`grader.engine.classes.runner.pytest_args`)
     in ``workdir``.
     """
     batch = _Coordinator(todo, exercises, pytest_args, record, workdir)
@@ -283,7 +286,7 @@ class _Judge:
         copies = {needs: server.copy() for needs, server in shared.items()}
         servers = json.dumps({needs: [copy.fileno(), str(shared[needs].log)] for needs, copy in copies.items()})
         same_kit = (f"import sys; sys.path.insert(0, {str(registry.PACKAGE_DIR.parent)!r}); "
-                    "from grader.engine.batch import serve; sys.exit(serve(sys.argv[1:]))")  # the coordinator's own code
+                    "from grader.engine.classes.batch import serve; sys.exit(serve(sys.argv[1:]))")  # the coordinator's own code
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", same_kit, str(writer), servers, *pytest_args],

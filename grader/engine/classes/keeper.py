@@ -7,10 +7,10 @@ a :class:`Keeper`. A kept result is given back only while every file its
 grading read is as it was, by content, and no file was added to or removed
 from the folder (:func:`fingerprint` of the folder graded: the name, size and
 content digest of every file a graded copy holds, per
-:func:`~grader.engine.intake.submission_files`, the links inside it as links).
+:func:`~grader.engine.submissions.intake.submission_files`, the links inside it as links).
 
 What a grading read is what its workers imported or opened of the learner's
-folder (:mod:`grader.engine.reads`: the exercise's module, a helper, a package,
+folder (:mod:`grader.engine.confinement.reads`: the exercise's module, a helper, a package,
 a data file, an exercise imported through another), plus the exercise's own
 module whatever they said; a worker whose report cannot be believed, a folder
 that holds a link, or a grading whose reads were not told, read everything.
@@ -33,12 +33,13 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import notebooks, plugin, registry
+from grader.engine import plugin, registry
+from grader.engine.classes.runner import run_checks
 from grader.engine.errors import SubmissionError
-from grader.engine.intake import MAX_BYTES, Student, submission_files
 from grader.engine.options import Options
-from grader.engine.runner import run_checks
 from grader.engine.results import ErrorKind, SubmissionResult
+from grader.engine.submissions import notebooks
+from grader.engine.submissions.intake import MAX_BYTES, Student, submission_files
 
 # Why a check gave no answer, when it depends on the moment.
 NOT_KEPT = {ErrorKind.TIMEOUT, ErrorKind.MEMORY, ErrorKind.DISK, ErrorKind.CRASH, ErrorKind.KIT}
@@ -52,7 +53,7 @@ MAX_DIGESTS = 10_000
 def fingerprint(folder: Path, times: bool = True) -> dict[str, tuple]:
     """Every entry a graded copy of ``folder`` holds, by its path inside it: what tells that anything changed.
 
-    Reads at most what a copy may hold (:data:`~grader.engine.intake.MAX_FILES` files, :data:`MAX_BYTES`);
+    Reads at most what a copy may hold (:data:`~grader.engine.submissions.intake.MAX_FILES` files, :data:`MAX_BYTES`);
     a folder past that is refused when graded, and its fingerprint says only that. Without ``times``, a
     file is its size and content alone.
     """
@@ -183,7 +184,7 @@ class Keeper:
 
 def learners_folder(graded: Path) -> Path:
     """The learner's folder that ``graded`` stands for: itself, or the folder its modules were made from
-    (:func:`~grader.engine.notebooks.module_folder` makes a new one, in a new place, for each check)."""
+    (:func:`~grader.engine.submissions.notebooks.module_folder` makes a new one, in a new place, for each check)."""
     made = notebooks.made_from(graded)
     return next(iter(made.values())).parent if made else graded
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import fork_servers, plugin, registry
+from grader.engine import plugin, registry
+from grader.engine.confinement import fork_servers
 from grader.engine.options import Options, stay_offline
 from grader.engine.results import SubmissionResult
 

@@ -5,7 +5,7 @@ score. The fingerprints are copydetect's (winnowed k-grams of the code as
 pygments tokenises it, every name made one symbol, comments and whitespace
 dropped, every string one symbol), so renamed variables, reordered functions,
 changed comments and a reformatting change nothing; a module made from a
-notebook (:mod:`grader.engine.notebooks`) is fingerprinted like any module.
+notebook (:mod:`grader.engine.submissions.notebooks`) is fingerprinted like any module.
 
 Only the learner's own code counts. Whatever the instructor handed out (the
 stub module, its docstrings, the notebook's cells) is boilerplate, removed
@@ -17,7 +17,7 @@ passages that appear in many submissions. A pair is reported where the code
 they share is at least ``threshold`` of either one's remaining code, and at
 least :data:`MIN_SHARED` characters of it once names are made symbols.
 
-Sources are read as the judge reads them (:func:`grader.engine.intake.unpacked`,
+Sources are read as the judge reads them (:func:`grader.engine.submissions.intake.unpacked`,
 notebooks made into modules), never run, never through a link, each capped
 at :data:`MAX_SOURCE` bytes.
 """
@@ -37,9 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.engine import intake, notebooks
-from grader.engine.intake import Student
 from grader.engine.results import write_atomically
+from grader.engine.submissions import intake, notebooks
+from grader.engine.submissions.intake import Student
 
 DEFAULT_THRESHOLD = 0.8  # the share of a student's own code found in the other's: `softlookup grade --similarity`
 K = 25  # copydetect's noise threshold: a match shorter than this many characters (names made symbols) is no match

@@ -18,7 +18,7 @@ read (not Linux), both are the wall time, as they were before.
 
 A first call has no more room than any other. What right code pays once
 (torch.func's first transform imports a second of torch) is paid before any
-learner code runs, in the fork server (:func:`grader.engine.zygote.prepare_libraries`),
+learner code runs, in the fork server (:func:`grader.engine.confinement.zygote.prepare_libraries`),
 and every worker inherits it. An allowance for such costs, given to a call
 that looked as if it paid one (by its page faults), was bought by code that
 faulted on purpose and then computed on: nothing learner code does in a call

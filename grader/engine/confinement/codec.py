@@ -13,7 +13,7 @@ sent, so the judge sends a :class:`ModelSpec` and the worker builds the model
 Messages are length-prefixed JSON on a stream socket. The judge reads them
 with :func:`receive`, which holds the whole read to one deadline (a moment
 on the monotonic clock, or a :class:`Deadline` such as a call's meter of the
-worker's CPU time, :mod:`grader.engine.clock`), refuses a
+worker's CPU time, :mod:`grader.engine.confinement.clock`), refuses a
 message larger than it allows before reading it, and refuses one whose
 nesting or number of items would cost the judge far more memory than its
 size, before decoding it.

@@ -23,19 +23,19 @@ This module runs on the worker's side, in trusted code, in two steps:
   costs the namespaces, never the worker.
 * :func:`restrict` (in the worker itself): resource limits, its own uid
   where it has one, no capabilities, ``no_new_privs``, the seccomp filter
-  (:mod:`grader.engine.seccomp`) and the Landlock ruleset
-  (:mod:`grader.engine.landlock`).
+  (:mod:`grader.engine.confinement.seccomp`) and the Landlock ruleset
+  (:mod:`grader.engine.confinement.landlock`).
 
 Nothing a machine refuses raises: each step that fails becomes a note, and
-:class:`~grader.engine.protections.Protections` says which mechanism holds
+:class:`~grader.engine.confinement.protections.Protections` says which mechanism holds
 each protection, measured in the worker before any learner code runs, so that
 the judge can name them or refuse to grade. All of it is Linux system calls
 through ctypes; nothing here needs root, and as root it gives up root. Only
 Linux's side of the engine imports this module (the fork server, the
 supervisor and the worker, and a root grader's judge through
-:mod:`grader.engine.system`): macOS and Windows have none of these
+:mod:`grader.engine.confinement.system`): macOS and Windows have none of these
 mechanisms, nor ``resource`` or ``prctl`` (Windows), and their workers are
-spawned instead (:mod:`grader.engine.spawner`).
+spawned instead (:mod:`grader.engine.confinement.spawner`).
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ import struct
 import sys
 from pathlib import Path
 
-from grader.engine import landlock, seccomp
-from grader.engine.protections import PROTECTIONS, Protections
+from grader.engine.confinement import landlock, seccomp
+from grader.engine.confinement.protections import PROTECTIONS, Protections
 
 _libc = ctypes.CDLL(None, use_errno=True)
 

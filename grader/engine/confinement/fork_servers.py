@@ -5,7 +5,7 @@ learner's module needs (numpy alone, torch, or transformers and the lesson's
 model builder), so that the imports are paid once per process: by a test
 run, a class graded in batch or a notebook checking again. That is Linux;
 macOS and Windows cannot fork a worker safely, and a fork server of theirs spawns
-each worker instead, with a spare one importing ahead (:mod:`grader.engine.spawner`).
+each worker instead, with a spare one importing ahead (:mod:`grader.engine.confinement.spawner`).
 
 A class's judges are separate processes. On Linux their coordinator starts
 :func:`shared` fork servers once, and each judge takes a copy of them
@@ -19,9 +19,10 @@ import os
 import socket
 from pathlib import Path
 
-from grader.engine import registry, scratch, system
-from grader.engine.spawner import SpawnServer
-from grader.engine.zygote import ForkServer, SharedForkServer
+from grader.engine import registry
+from grader.engine.confinement import scratch, system
+from grader.engine.confinement.spawner import SpawnServer
+from grader.engine.confinement.zygote import ForkServer, SharedForkServer
 
 _servers: dict[str, ForkServer | SpawnServer] = {}
 _server_logs: list[Path] = []
@@ -45,7 +46,7 @@ def server(needs: str) -> ForkServer | SpawnServer:
 
 
 def _imports(needs: str) -> list[str]:
-    return ["numpy", "grader.engine.worker", *registry.NEEDS[needs]]  # what a fork server imports before forking
+    return ["numpy", "grader.engine.confinement.worker", *registry.NEEDS[needs]]  # what a fork server imports before forking
 
 
 def _log(needs: str) -> Path:

@@ -4,7 +4,7 @@ A worker runs learner code, and learner code can write to the worker's end of
 its socket whatever it likes: every message the judge receives is data of
 unknown shape. Each function here takes one decoded message and returns the
 fields the judge uses, each of the type and within the range the protocol
-(:mod:`grader.engine.worker`) gives it, or raises :class:`Malformed` naming
+(:mod:`grader.engine.confinement.worker`) gives it, or raises :class:`Malformed` naming
 the first field that is not. The slot turns that into the learner's crash,
 never the kit's failure: nothing past this module touches a worker's field
 unchecked. What a learner wrote is also cleaned here (:func:`codec.clean_text`).
@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from grader.engine import codec
+from grader.engine.confinement import codec
 from grader.engine.results import WORKER_KINDS, ErrorKind
 
 MAX_LINES_COUNTED = 10**9  # a worker's count of printed lines, believed up to this
-MAX_READS = 1000  # paths in a worker's report of what it read (grader.engine.reads.MAX_REPORTED)
+MAX_READS = 1000  # paths in a worker's report of what it read (grader.engine.confinement.reads.MAX_REPORTED)
 _STATUS = re.compile(r"(pid|exit|signal) (-?[0-9]{1,10})")  # what a supervisor writes: ASCII digits only
 
 
@@ -29,7 +29,7 @@ class Malformed(ValueError):
 
 @dataclass(frozen=True)
 class ErrorRecord:
-    """A worker's account of an exception (:func:`grader.engine.worker.describe`), every field checked."""
+    """A worker's account of an exception (:func:`grader.engine.confinement.worker.describe`), every field checked."""
 
     kind: ErrorKind  # one of WORKER_KINDS
     type_name: str
@@ -77,7 +77,7 @@ def answer(message, request_id: int) -> dict:
 
 def reads(report) -> frozenset[str] | None:
     """The files of the learner's folder a worker says it read, as relative paths; None, "anything", for a report
-    that is missing or not a list of at most :data:`MAX_READS` plain relative paths (:mod:`grader.engine.reads`).
+    that is missing or not a list of at most :data:`MAX_READS` plain relative paths (:mod:`grader.engine.confinement.reads`).
 
     Never Malformed: a report that cannot be believed costs the learner a fuller regrading, not their call.
     """
@@ -121,7 +121,7 @@ def ready(message) -> tuple[dict | None, str]:
 
     Sent before any learner code runs: a malformed one is the kit's, and the
     caller says so; the protections themselves are checked by
-    :meth:`grader.engine.protections.Protections.from_plain`.
+    :meth:`grader.engine.confinement.protections.Protections.from_plain`.
     """
     _require(isinstance(message, dict) and type(message.get("ready")) is bool, "ready message")
     if message["ready"]:

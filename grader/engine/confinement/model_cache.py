@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 
-from grader.engine import codec
+from grader.engine.confinement import codec
 
 BUILT: dict[tuple, object] = {}  # (builder module, ModelSpec) -> the model or tokenizer
 MAX_BUILT = 64  # tiny GPT-2s of a few hundred kilobytes each, and GPT-2 small from disk

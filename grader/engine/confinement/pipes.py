@@ -1,8 +1,8 @@
 """Two pipe ends that carry the engine's messages as a connected socket would: the spawned worker's line to the judge.
 
-A spawned worker (:mod:`grader.engine.spawner`) talks to the judge over its
+A spawned worker (:mod:`grader.engine.confinement.spawner`) talks to the judge over its
 own stdin and stdout, the one channel every system gives a child it starts.
-:mod:`grader.engine.codec` reads and writes a socket with a deadline; a pipe
+:mod:`grader.engine.confinement.codec` reads and writes a socket with a deadline; a pipe
 cannot be waited on with one everywhere (Windows's ``select`` takes sockets
 only), so here a thread reads the pipe as data comes, and a read waits for
 what it has put aside until the deadline. A write that cannot finish in

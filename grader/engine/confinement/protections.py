@@ -1,7 +1,7 @@
 """What protects the machine from a learner's code in a worker, as the worker reports it and the judge reads it.
 
 Grading other people's code needs four protections (the filesystem, signals,
-the network, processes); on Linux :mod:`grader.engine.confine` gives each by
+the network, processes); on Linux :mod:`grader.engine.confinement.confine` gives each by
 whichever mechanism the kernel offers, and the worker reports which hold.
 macOS and Windows offer none of those mechanisms: there a worker reports
 :func:`unconfined`, which ``softlookup check`` shows as one line (a learner

@@ -2,7 +2,7 @@
 
 Each worker works in a scratch folder of its own. Where the worker gets a
 mount namespace, the folder is a tmpfs capped in bytes and files
-(:func:`grader.engine.confine.enter_namespaces`): the kernel holds the bound.
+(:func:`grader.engine.confinement.confine.enter_namespaces`): the kernel holds the bound.
 Where it gets none (Docker's default profile, a non-root pod, Ubuntu 24.04 as
 a user) the folder is a plain one on the grader's disk, where only the size
 of each file is limited (RLIMIT_FSIZE), so the judge measures it instead
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.engine import system
+from grader.engine.confinement import system
 
 SCRATCH_BYTES = 64 * 2**20  # what a worker's scratch folder may hold, and the largest file it may write
 SCRATCH_FILES = 4096  # files and folders in it (a tmpfs's nr_inodes where the kernel holds the bound)
@@ -127,7 +127,7 @@ class ScratchBound:
         return time.monotonic() - self.looked_at >= every
 
     def watching(self, meter) -> "Watched":
-        """A call's deadline (a :class:`grader.engine.clock.Meter`) that also ends once the folder is past the
+        """A call's deadline (a :class:`grader.engine.confinement.clock.Meter`) that also ends once the folder is past the
         bound: the judge looks each time it waits on the worker, at most every :data:`LOOK_EVERY` seconds."""
         return Watched(meter, self)
 

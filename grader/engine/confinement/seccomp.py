@@ -23,8 +23,8 @@ and ``F_NOTIFY`` signal only the process that asked; ``O_ASYNC`` given to
 A refusal answers with an errno, so that the call fails the way a library
 expects a refused call to fail. Routes to another process's signals, and
 memory held outside the worker, answer with errnos of the kit's own
-(:data:`~grader.engine.protections.SIGNAL_REFUSED`,
-:data:`~grader.engine.protections.MEMORY_REFUSED`), which the worker names in
+(:data:`~grader.engine.confinement.protections.SIGNAL_REFUSED`,
+:data:`~grader.engine.confinement.protections.MEMORY_REFUSED`), which the worker names in
 the learner's feedback.
 
 The filter is classic BPF, compiled here from the table into ``(code, jt,
@@ -39,7 +39,7 @@ import errno
 import platform
 from dataclasses import dataclass
 
-from grader.engine.protections import MEMORY_REFUSED, SIGNAL_REFUSED
+from grader.engine.confinement.protections import MEMORY_REFUSED, SIGNAL_REFUSED
 
 OWN_PID = "the worker's own pid"  # stands for the pid the filter is compiled for
 CLONE_THREAD = 0x00010000

@@ -4,20 +4,20 @@ Windows has no ``fork``, and macOS makes it unsafe once torch (or Apple's
 Accelerate, which numpy may use) has started threads, which is why Python's
 multiprocessing spawns there. So a worker here is ``python -I`` started
 afresh: it imports numpy (and torch and transformers for GPT-2) itself,
-receives its :class:`grader.engine.worker.Settings` as its first message,
-sets itself up and serves calls through the very :class:`grader.engine.worker.Worker`
-a forked worker runs, over its stdin and stdout (:mod:`grader.engine.pipes`),
-with results as the same plain data (:mod:`grader.engine.codec`). The judge
+receives its :class:`grader.engine.confinement.worker.Settings` as its first message,
+sets itself up and serves calls through the very :class:`grader.engine.confinement.worker.Worker`
+a forked worker runs, over its stdin and stdout (:mod:`grader.engine.confinement.pipes`),
+with results as the same plain data (:mod:`grader.engine.confinement.codec`). The judge
 holds the deadlines: a call past its limit kills the worker, whatever it is
 doing. Nothing confines the worker: it reports
-:func:`grader.engine.protections.unconfined`.
+:func:`grader.engine.confinement.protections.unconfined`.
 
 The imports are paid once per worker, and out of sight: a
 :class:`SpawnServer` keeps one spare worker of its kind importing ahead, and
 starts the next spare as soon as one is taken. A worker whose judge has gone
 (its stdin closed) exits at once, even in the middle of a learner's loop.
 
-Both ends live here, as both ends of the fork server live in :mod:`grader.engine.zygote`.
+Both ends live here, as both ends of the fork server live in :mod:`grader.engine.confinement.zygote`.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader.engine import codec, protections, system
-from grader.engine.pipes import PipeConnection
-from grader.engine.system import FIXED, PASSED_ON
-from grader.engine.zygote import PACKAGE_PARENT, ForkServerError, prepare_libraries
+from grader.engine.confinement import codec, protections, system
+from grader.engine.confinement.pipes import PipeConnection
+from grader.engine.confinement.system import FIXED, PASSED_ON
+from grader.engine.confinement.zygote import PACKAGE_PARENT, ForkServerError, prepare_libraries
 
 # What an interpreter needs of the environment on Windows (SYSTEMROOT for its sockets and random numbers) and
 # macOS (TMPDIR, the account's own temporary folder), passed on where it is set.
@@ -86,7 +86,7 @@ class SpawnServer:
 
     def _launch(self) -> SpawnedWorkerHandle:
         command = (f"import sys; sys.path.append({PACKAGE_PARENT!r}); "
-                   "from grader.engine.spawner import main; main()")
+                   "from grader.engine.confinement.spawner import main; main()")
         names = (*PASSED_ON, *SYSTEM_VARIABLES)
         environment = {name: os.environ[name] for name in names if name in os.environ} | FIXED
         executable = sys.executable
@@ -129,7 +129,7 @@ class SpawnServer:
 
 def learner_environment(scratch: str) -> dict:
     """What a learner's spawned worker sees of the environment: the forked worker's, and what this system needs."""
-    from grader.engine.worker import LEARNER_ENVIRONMENT
+    from grader.engine.confinement.worker import LEARNER_ENVIRONMENT
 
     kept = {name: os.environ[name] for name in ("PATH", *SYSTEM_VARIABLES) if name in os.environ}
     return {**LEARNER_ENVIRONMENT, **kept, "HOME": scratch, "TMPDIR": scratch, "TEMP": scratch, "TMP": scratch,
@@ -148,7 +148,7 @@ def main():
         print(why, file=sys.stderr)  # the spawn server's log, whose last line the judge shows if the pipe is gone
         codec.send(conn, {"ready": False, "error": {"type": type(exc).__name__, "message": str(exc)}})
         os._exit(1)
-    from grader.engine import model_cache, worker
+    from grader.engine.confinement import model_cache, worker
 
     try:
         settings = worker.Settings(**codec.receive(conn, None, MAX_SETTINGS))

@@ -1,8 +1,8 @@
 """What this operating system gives the engine: how its workers start, whether they are confined, who is root.
 
-Linux forks each worker from a fork server (:mod:`grader.engine.zygote`) and
-confines it (:mod:`grader.engine.confine`); macOS and Windows spawn each
-worker as a fresh interpreter (:mod:`grader.engine.spawner`) and cannot
+Linux forks each worker from a fork server (:mod:`grader.engine.confinement.zygote`) and
+confines it (:mod:`grader.engine.confinement.confine`); macOS and Windows spawn each
+worker as a fresh interpreter (:mod:`grader.engine.confinement.spawner`) and cannot
 confine it: Windows has no ``fork`` at all, and macOS makes forking unsafe
 once torch is loaded. Everything here is read from ``sys.platform`` and
 ``os`` when asked, never at import, and imports nothing of Linux's: the
@@ -44,7 +44,7 @@ def root_grader() -> bool:
 def close_to_workers(paths) -> None:
     """Where a root grader's workers rest on file modes, shut ``paths`` to them; elsewhere nothing to do."""
     if root_grader():
-        from grader.engine import confine  # Linux's confinement, imported by Linux alone
+        from grader.engine.confinement import confine  # Linux's confinement, imported by Linux alone
 
         confine.close_to_workers(paths)
 

@@ -1,24 +1,24 @@
 """The learner's side of the boundary: a supervisor, and a confined worker that answers one call at a time.
 
-On Linux the fork server (:mod:`grader.engine.zygote`) starts :func:`supervise` for one
+On Linux the fork server (:mod:`grader.engine.confinement.zygote`) starts :func:`supervise` for one
 folder and module. Two processes come of it:
 
 * the *supervisor* is trusted and never runs learner code: it enters new
-  namespaces (:mod:`grader.engine.confine`), forks the worker, tells the judge the
+  namespaces (:mod:`grader.engine.confinement.confine`), forks the worker, tells the judge the
   worker's pid, waits for it and reports how it ended on a status pipe that
   the worker does not hold;
 * the *worker* builds the GPT-2 models its calls will need, confines itself,
   reports which protections hold, and only then imports the learner's module
   and serves calls.
 
-On macOS and Windows a spawned interpreter (:mod:`grader.engine.spawner`) sets itself
+On macOS and Windows a spawned interpreter (:mod:`grader.engine.confinement.spawner`) sets itself
 up instead, unconfined, and serves calls through the same :class:`Worker`.
 
 Nothing the worker sends is trusted by the judge: a learner's module may
 patch anything in this process, and the worst it can do is send back wrong
 numbers, which the checks then mark wrong.
 
-Messages (length-prefixed JSON, see :mod:`grader.engine.codec`): the worker says
+Messages (length-prefixed JSON, see :mod:`grader.engine.confinement.codec`): the worker says
 ``{"ready": true, "protections": {...}}`` (or ``{"ready": false, "error": ...}``);
 then for each request ``{"id", "op": "import"|"call", "module", "function", "args"}``
 (and ``"report_arguments": true`` when a check asks whether the arguments were changed)
@@ -26,12 +26,12 @@ it answers with two messages: ``{"id", "output", "lines"}``, where ``output`` is
 what the call printed and ``lines`` how many lines it printed (the judge reads this one with a
 small bound of its own, and drops it whole if it is larger), then ``{"id", "value"}`` (with
 ``"arguments"`` as the call left them) or ``{"id", "error"}``; a learner's worker adds ``"read"``,
-the files of the learner's folder it has read so far (:mod:`grader.engine.reads`).
+the files of the learner's folder it has read so far (:mod:`grader.engine.confinement.reads`).
 
 A function that ran past its time limit earlier in the same grading is not run again, even
 through another module: the judge lists it in :attr:`Settings.hung`, and before the learner's
 module is imported the worker puts a stand-in in its place that raises :class:`RanPastItsLimit`
-(so ``from softmax import softmax`` in ``lookup.py`` binds the stand-in: :mod:`grader.engine.stand_ins`).
+(so ``from softmax import softmax`` in ``lookup.py`` binds the stand-in: :mod:`grader.engine.confinement.stand_ins`).
 """
 
 from __future__ import annotations
@@ -49,12 +49,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader.engine import codec, model_cache
-from grader.engine.reads import Reads
-from grader.engine.stand_ins import RanPastItsLimit, install_stand_ins
-from grader.engine.protections import MEMORY_REFUSED, SIGNAL_REFUSED
+from grader.engine.confinement import codec, model_cache
+from grader.engine.confinement.protections import MEMORY_REFUSED, SIGNAL_REFUSED
+from grader.engine.confinement.reads import Reads
+from grader.engine.confinement.scratch import SCRATCH_BYTES, SCRATCH_FILES
+from grader.engine.confinement.stand_ins import RanPastItsLimit, install_stand_ins
 from grader.engine.results import ErrorKind
-from grader.engine.scratch import SCRATCH_BYTES, SCRATCH_FILES
 
 # What a learner's worker sees of the environment: nothing of the grader's (tokens, paths, passwords).
 LEARNER_ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HF_HUB_OFFLINE": "1",
@@ -88,7 +88,7 @@ class Settings:
 
 def supervise(data_fd: int, status_fd: int, settings: Settings):
     """Run in the fork server's child: set up, fork the worker, report its pid and its end. Never returns."""
-    from grader.engine import confine  # Linux's confinement: only Linux forks workers
+    from grader.engine.confinement import confine  # Linux's confinement: only Linux forks workers
 
     confine.die_with_parent()  # the fork server ends when the judge does, and takes us along
     os.setsid()  # a session and process group of its own: no group, session or terminal signal joins it to the judge
@@ -125,7 +125,7 @@ def supervise(data_fd: int, status_fd: int, settings: Settings):
 
 def serve(data_fd: int, settings: Settings, namespaces: dict, host_uid: int, ids: tuple[int, int] | None, keep=()):
     """Set up, confine, report, then answer requests until the judge hangs up. Never returns."""
-    from grader.engine import confine
+    from grader.engine.confinement import confine
 
     conn = socket.socket(fileno=data_fd)
     try:

@@ -10,7 +10,7 @@ forked from it costs a few milliseconds instead of seconds.
 The two talk over a socket pair that only they hold: there is no listening
 socket, and a worker closes every descriptor it inherits, so no learner code
 can ask the fork server for anything. A request is a worker's
-:class:`grader.engine.worker.Settings` (JSON) with two descriptors attached (the
+:class:`grader.engine.confinement.worker.Settings` (JSON) with two descriptors attached (the
 worker's end of its message socket and the write end of its status pipe);
 the answer is the supervisor's pid.
 
@@ -37,7 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader.engine.system import FIXED, PASSED_ON
+from grader.engine.confinement.system import FIXED, PASSED_ON
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 START_TIMEOUT = 120.0  # seconds to import torch and transformers on a loaded machine
@@ -52,7 +52,7 @@ def _start(modules: list[str], log: Path, role: str) -> tuple[subprocess.Popen, 
     """A fork server's process, importing ``modules`` in the background, and our end of its control socket."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     command = (f"import sys; sys.path.append({PACKAGE_PARENT!r}); "
-               "from grader.engine.zygote import main; main()")
+               "from grader.engine.confinement.zygote import main; main()")
     environment = {name: os.environ[name] for name in PASSED_ON if name in os.environ} | FIXED
     with open(log, "wb") as errors:
         process = subprocess.Popen(
@@ -169,7 +169,7 @@ def _leave():
 def prepare_libraries(modules: list[str]):
     """Import ``modules`` and pay, here in trusted code, what their first use costs once, before any learner code.
 
-    A call into learner code is held to its time limit from its first call on (:mod:`grader.engine.clock`): no
+    A call into learner code is held to its time limit from its first call on (:mod:`grader.engine.confinement.clock`): no
     allowance for one-time costs, which learner code could buy by looking as if it paid one. So the costs that
     right code pays on its first use of the libraries the lessons use are paid before a worker is forked (or, on
     macOS and Windows, before a spare is handed out) and inherited: torch.func's first transform imports 1.2 s
@@ -189,7 +189,7 @@ def prepare_libraries(modules: list[str]):
 
 def main():
     """A fork server's process: import, then fork workers (or, shared, copies of itself) on request."""
-    from grader.engine import confine
+    from grader.engine.confinement import confine
 
     control = socket.socket(fileno=int(sys.argv[1]))
     confine.die_with_parent()
@@ -203,7 +203,7 @@ def main():
 
 def _fork_copies(control: socket.socket):
     """A shared fork server's loop: each request hands over a judge's control socket, served by a fresh copy."""
-    from grader.engine import confine
+    from grader.engine.confinement import confine
 
     while True:
         try:
@@ -224,7 +224,7 @@ def _fork_copies(control: socket.socket):
 
 def _fork_workers(control: socket.socket):
     """A fork server's loop: a worker forked per request, until the judge closes ``control``."""
-    from grader.engine import model_cache, worker
+    from grader.engine.confinement import model_cache, worker
 
     control.send(b'{"ready": true}')
     while True:

@@ -27,9 +27,9 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from grader.engine import notebooks
 from grader.engine.errors import SubmissionError
 from grader.engine.results import ErrorKind
+from grader.engine.submissions import notebooks
 
 # What a submission may come to, however it arrives (a folder, a zip, a zip in a zip, a flat export's files).
 MAX_FILES = 500

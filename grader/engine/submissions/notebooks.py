@@ -27,7 +27,9 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from grader.engine import codec, inspection, registry, scratch
+from grader.engine import registry
+from grader.engine.confinement import codec, scratch
+from grader.engine.submissions import inspection
 
 KIT_TAG = "softlookup-kit"
 # The course's notebooks are 4 to 14 KB as handed out, 9 to 117 KB once run with every output (2,200 JSON items at

@@ -1,6 +1,6 @@
 """A learner's function that ran past its time limit earlier in a grading is not run again, even through another module.
 
-The judge lists such functions in :attr:`grader.engine.worker.Settings.hung`;
+The judge lists such functions in :attr:`grader.engine.confinement.worker.Settings.hung`;
 before the learner's module is imported the worker puts a stand-in in each
 one's place that raises :class:`RanPastItsLimit` at once (so ``from softmax
 import softmax`` in ``lookup.py`` binds the stand-in), and a module whose

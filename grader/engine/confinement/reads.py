@@ -1,7 +1,7 @@
 """What a learner's worker read of the learner's folder: every file it imported or opened, told to the judge.
 
 A learner who checks again after an edit waits only for the exercises whose
-grading read the file they changed (:mod:`grader.engine.keeper`). What a
+grading read the file they changed (:mod:`grader.engine.classes.keeper`). What a
 grading read is recorded here, in the worker, because only the worker sees
 it: the modules its imports reached (an exercise's own, a helper, a package
 of the learner's, an exercise imported through another), and the files its
@@ -14,13 +14,13 @@ folder count too (an extension module is loaded without an ``open`` event).
 Each answer carries every path read so far, relative to the folder, or
 ``None`` for "anything": what was heard could not be made a path, or there
 were more than :data:`MAX_REPORTED`. The judge trusts none of it
-(:func:`grader.engine.messages.reads`): a report that is not of this shape
+(:func:`grader.engine.confinement.messages.reads`): a report that is not of this shape
 reads as "anything", and the judge counts the exercise's own module whatever
 the report says, so a worker that reports less than it read can only keep a
 stale result on the machine of the learner whose code lied, a machine where
 they could edit the kit itself. A class graded by ``softlookup grade`` keeps
 nothing by what was read: a student's work is compared whole
-(:func:`grader.engine.keeper.work_digest`).
+(:func:`grader.engine.classes.keeper.work_digest`).
 
 A file's presence, listing a folder or a file's size read without opening it
 leave no ``open`` event: the judge counts any file added to or removed from the
@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 import sys
 
-MAX_REPORTED = 1000  # paths in one report; a folder holds at most 500 files (grader.engine.intake.MAX_FILES)
+MAX_REPORTED = 1000  # paths in one report; a folder holds at most 500 files (grader.engine.submissions.intake.MAX_FILES)
 
 
 class Reads:
