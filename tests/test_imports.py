@@ -2,7 +2,10 @@
 
 Each package may import from its own layer and the layers before it in
 :data:`LAYERS`, never from one after it; every import counts, those inside a
-function included. A module imported by name at run time (the lesson's model
+function included. Inside the engine the same rule holds between its floors,
+:data:`ENGINE_FLOORS`: the confinement imports nothing of the judge's but the
+vocabulary beneath every floor, the judging of one submission nothing of a
+class's. A module imported by name at run time (the lesson's model
 builder, a command by cli) is named through the registry or cli's table, so it
 draws no arrow here.
 """
@@ -15,6 +18,15 @@ import pytest
 from grader.engine import registry
 
 LAYERS = ["usage", "engine", "reports", "platforms", "lesson", "checks", "releases", "commands", "warm", "cli"]
+# grader/engine/'s floors, lowest first, as CONTRIBUTING's map draws them. A module's floor is that of the longest
+# name here that its own name starts with: the engine's top-level modules, the judging of one submission, share
+# a floor with submissions/ (each imports the other, module by module, with no circle).
+ENGINE_FLOORS = [
+    {"grader.engine.registry", "grader.engine.results"},  # the vocabulary: the exercises, the result model
+    {"grader.engine.confinement"},  # the learner's side of the pipe, and the pipe
+    {"grader.engine", "grader.engine.submissions"},  # judging one submission; what a handed-in folder holds
+    {"grader.engine.classes"},  # a class, graded as a sequence of submissions
+]
 PACKAGE = registry.PACKAGE_DIR
 
 
@@ -30,7 +42,7 @@ def imports(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names if alias.name.startswith("grader.")}
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("grader"):
-            for alias in node.names:  # `from grader.engine import codec` imports the module grader.engine.confinement.codec
+            for alias in node.names:  # `from grader.engine import registry` imports the module grader.engine.registry
                 candidate = f"{node.module}.{alias.name}"
                 found.add(candidate if candidate in MODULES else node.module)
     return {name for name in found if name != "grader"}
@@ -48,6 +60,25 @@ def layer(module: str) -> int:
 def test_no_import_runs_back_up(module):
     upward = sorted(target for target in GRAPH[module] if target in MODULES and layer(target) > layer(module))
     assert not upward, f"{module} ({LAYERS[layer(module)]}) imports from a later layer: {upward}"
+
+
+def floor(module: str) -> int:
+    """The floor of an engine module: that of the longest prefix of its name in :data:`ENGINE_FLOORS`."""
+    named = [(len(name), number) for number, names in enumerate(ENGINE_FLOORS) for name in names
+             if module == name or module.startswith(name + ".")]
+    return max(named)[1]
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("grader.engine.")))
+def test_no_engine_import_runs_back_up(module):
+    upward = sorted(target for target in GRAPH[module] if target.startswith("grader.engine.") and target in MODULES
+                    and floor(target) > floor(module))
+    assert not upward, f"{module} (the engine's floor {floor(module)}) imports from a higher floor: {upward}"
+
+
+def test_every_engine_package_has_a_floor():
+    packages = {name.rsplit(".", 1)[0] for name in MODULES if name.startswith("grader.engine.")}
+    assert packages <= set().union(*ENGINE_FLOORS)
 
 
 def test_no_circle():
