@@ -9,8 +9,8 @@ reference, the kit) are never charged.
 
 from __future__ import annotations
 
+from grader.engine.confinement.policy import TIME_BUDGET
 from grader.engine.errors import SubmissionError
-from grader.engine.options import TIME_BUDGET
 from grader.engine.results import ErrorKind
 
 

@@ -17,17 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.engine import registry
-
-# Seconds that all the calls of one submission may take together, counted as each call's limit is (its CPU time,
-# or its own waiting where that is longer; see grader.engine.confinement.clock), so a busy machine does not spend it. The
-# reference solutions' calls take 2.4 s for all six exercises on an idle 2-core machine (0.14 to 0.7 s for the
-# three numpy ones): 150 s leaves room for slow but honest code and a hang or two, and bounds a submission whose
-# every call stops just short of its limit (about 440 calls) to minutes instead of an hour.
-TIME_BUDGET = 150.0
-MEMORY_LIMIT = 2048.0  # MB a learner's worker may use
-# Seconds of CPU time to import a learner's module, at least its exercise's call limit: room for a library that
-# the fork server did not import beforehand (scipy, say). A module that loops at import costs this much, once.
-IMPORT_TIME_LIMIT = 30.0
+from grader.engine.confinement.policy import IMPORT_TIME_LIMIT, MEMORY_LIMIT, TIME_BUDGET
 
 DECLARED: dict[str, dict] = {  # option -> argparse keywords (the flag is --option with - for _)
     "solutions": dict(type=Path, metavar="DIR",

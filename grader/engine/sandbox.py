@@ -18,13 +18,12 @@ from pathlib import Path
 from grader.engine import registry
 from grader.engine.budget import Budget
 from grader.engine.confinement import codec, scratch, system
+from grader.engine.confinement.policy import OUTPUT_CHARS, PRINTED_LINES, TIME_BUDGET
 from grader.engine.confinement.protections import Protections
 from grader.engine.errors import IsolationError, KitError, SubmissionError
-from grader.engine.options import TIME_BUDGET
 from grader.engine.slot import Limits, Slot
 from grader.engine.submissions import intake, notebooks
 
-PRINTED_LINES = 20  # lines of a call's printed output kept for the learner
 
 
 class Sandbox:
@@ -51,7 +50,7 @@ class Sandbox:
         self.copies: dict[str, str | SubmissionError] = {}
         self.protections: Protections | None = None
         # (call, what it printed) for the check running now, and how much of a call's prints is kept:
-        self.printed = PrintLog(2**20, 10**6) if all_output else PrintLog(4000, PRINTED_LINES)
+        self.printed = PrintLog(2**20, 10**6) if all_output else PrintLog(OUTPUT_CHARS, PRINTED_LINES)
         self.last_call: tuple[str, str] | None = None  # (module, function) the check running now called last
         self.answers: dict[str, dict] = {}  # trusted calls already made: their answers, as plain data
         self.shared: dict[str, dict | SubmissionError] = {}  # the current submission's answers that checks share

@@ -32,13 +32,12 @@ from pathlib import Path
 
 from grader.engine import registry
 from grader.engine.confinement import clock, codec, fork_servers, messages, scratch
+from grader.engine.confinement.policy import IMPORT_TIME_LIMIT, MAX_MESSAGE, MEMORY_LIMIT
 from grader.engine.confinement.scratch import ScratchBound, remove_tree
 from grader.engine.confinement.zygote import START_TIMEOUT, ForkServer, ForkServerError
 from grader.engine.errors import KitError, SubmissionError, hang_label
-from grader.engine.options import IMPORT_TIME_LIMIT, MEMORY_LIMIT
 from grader.engine.results import ErrorKind
 
-MAX_MESSAGE = 96 * 2**20  # a 64 MB array, base64-encoded, and change
 
 
 @dataclass

@@ -5,7 +5,7 @@ import errno
 
 import pytest
 
-from grader.engine.confinement import seccomp
+from grader.engine.confinement import policy, seccomp
 from grader.engine.confinement.protections import MEMORY_REFUSED, SIGNAL_REFUSED
 
 OWN = 4242
@@ -37,7 +37,7 @@ def run(code, arch: str, call: str | int, *args: int, audit: int | None = None):
 
 @pytest.mark.parametrize("arch", list(seccomp.NUMBERS))
 def test_every_call_the_table_names_has_its_number(arch):
-    named = {call for rule in seccomp.REFUSALS for call in rule.calls}
+    named = {call for rule in policy.REFUSALS for call in rule.calls}
     assert named - set(seccomp.NUMBERS[arch]) == (set() if arch == "x86_64" else LEGACY & named)
     assert set(seccomp.NUMBERS[arch]) <= named  # no number the table does not use
 
@@ -48,21 +48,21 @@ def test_every_call_the_table_names_has_its_number(arch):
     ("kill", (OWN, 9), ALLOW), ("kill", (OWN + 1, 9), SIGNAL_REFUSED), ("kill", (0, 9), SIGNAL_REFUSED),
     ("kill", (-1, 9), SIGNAL_REFUSED), ("tgkill", (OWN, OWN, 9), ALLOW), ("tgkill", (1, 1, 9), SIGNAL_REFUSED),
     ("tkill", (OWN, 9), SIGNAL_REFUSED), ("pidfd_send_signal", (3, 9, 0, 0), SIGNAL_REFUSED),
-    ("fcntl", (3, seccomp.F_SETOWN, 1), SIGNAL_REFUSED), ("fcntl", (3, seccomp.F_SETOWN, -7), SIGNAL_REFUSED),
-    ("fcntl", (3, seccomp.F_SETOWN_EX, 0), SIGNAL_REFUSED), ("fcntl", (3, seccomp.F_SETSIG, 9), SIGNAL_REFUSED),
-    ("fcntl", (3, seccomp.F_SETFL, 0o4000), ALLOW), ("fcntl", (3, seccomp.F_SETFL, 0o24000), SIGNAL_REFUSED),
-    ("fcntl", (3, 3), ALLOW), ("fcntl", (3, seccomp.F_SETPIPE_SZ, 2**20), MEMORY_REFUSED), ("fcntl", (3, 1032), ALLOW),
-    ("fcntl", (3, seccomp.F_SETLEASE, 1), errno.EPERM), ("fcntl", (3, 1025), ALLOW),  # F_GETLEASE
+    ("fcntl", (3, policy.F_SETOWN, 1), SIGNAL_REFUSED), ("fcntl", (3, policy.F_SETOWN, -7), SIGNAL_REFUSED),
+    ("fcntl", (3, policy.F_SETOWN_EX, 0), SIGNAL_REFUSED), ("fcntl", (3, policy.F_SETSIG, 9), SIGNAL_REFUSED),
+    ("fcntl", (3, policy.F_SETFL, 0o4000), ALLOW), ("fcntl", (3, policy.F_SETFL, 0o24000), SIGNAL_REFUSED),
+    ("fcntl", (3, 3), ALLOW), ("fcntl", (3, policy.F_SETPIPE_SZ, 2**20), MEMORY_REFUSED), ("fcntl", (3, 1032), ALLOW),
+    ("fcntl", (3, policy.F_SETLEASE, 1), errno.EPERM), ("fcntl", (3, 1025), ALLOW),  # F_GETLEASE
     ("ioctl", (3, 0x541B, 0), ALLOW), ("ioctl", (3, 0x5421, 0), ALLOW),  # FIONREAD, FIONBIO
     *[("ioctl", (3, command, 0), SIGNAL_REFUSED) for command in (
-        seccomp.FIOSETOWN, seccomp.SIOCSPGRP, seccomp.FIOASYNC, seccomp.TIOCSCTTY, seccomp.TIOCSPGRP, seccomp.TIOCSTI,
-        seccomp.TIOCCONS, seccomp.TIOCSIG)],
-    ("ioctl", (3, 0x1_0000_0000 | seccomp.FIOASYNC, 0), SIGNAL_REFUSED),  # the kernel reads the low 32 bits only
+        policy.FIOSETOWN, policy.SIOCSPGRP, policy.FIOASYNC, policy.TIOCSCTTY, policy.TIOCSPGRP, policy.TIOCSTI,
+        policy.TIOCCONS, policy.TIOCSIG)],
+    ("ioctl", (3, 0x1_0000_0000 | policy.FIOASYNC, 0), SIGNAL_REFUSED),  # the kernel reads the low 32 bits only
     ("memfd_create", (0, 0), MEMORY_REFUSED), ("memfd_secret", (0,), MEMORY_REFUSED),
     ("shmget", (0, 2**20, 0o1600), MEMORY_REFUSED), ("shmat", (1, 0, 0), MEMORY_REFUSED),
     ("msgget", (0, 0o1600), MEMORY_REFUSED), ("mq_open", (0, 0o102, 0o600, 0), MEMORY_REFUSED),
     ("clone", (0x00010000 | 0x100 | 0x800,), ALLOW), ("clone", (0x11,), errno.EPERM), ("clone3", (0, 88), errno.ENOSYS),
-    ("prctl", (seccomp.PR_SET_PDEATHSIG, 0), errno.EPERM), ("prctl", (15, 0), ALLOW),
+    ("prctl", (policy.PR_SET_PDEATHSIG, 0), errno.EPERM), ("prctl", (15, 0), ALLOW),
     ("socket", (2, 1, 0), errno.EPERM), ("ptrace", (16, 1), errno.EPERM), ("io_uring_setup", (8, 0), errno.EPERM),
     ("openat", (-100, 0, 0o1), ALLOW), ("unlinkat", (-100, 0, 0), ALLOW),  # writes stay Landlock's
 ])
@@ -77,7 +77,7 @@ def test_a_read_only_worker_writes_nothing_but_reads(arch):
     assert run(code, arch, "openat", -100, 0, 0o1) == run(code, arch, "openat", -100, 0, 0o101) == errno.EPERM
     assert run(code, arch, "openat", -100, 0, 0o0) == ALLOW
     assert run(code, arch, "unlinkat", -100, 0, 0) == errno.EPERM
-    assert run(code, arch, "fcntl", 3, seccomp.F_SETOWN, 1) == SIGNAL_REFUSED  # the rest of the table still holds
+    assert run(code, arch, "fcntl", 3, policy.F_SETOWN, 1) == SIGNAL_REFUSED  # the rest of the table still holds
 
 
 @pytest.mark.parametrize("arch", list(seccomp.NUMBERS))

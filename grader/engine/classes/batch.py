@@ -285,8 +285,8 @@ class _Judge:
         self.errors = tempfile.TemporaryFile()
         copies = {needs: server.copy() for needs, server in shared.items()}
         servers = json.dumps({needs: [copy.fileno(), str(shared[needs].log)] for needs, copy in copies.items()})
-        same_kit = (f"import sys; sys.path.insert(0, {str(registry.PACKAGE_DIR.parent)!r}); "
-                    "from grader.engine.classes.batch import serve; sys.exit(serve(sys.argv[1:]))")  # the coordinator's own code
+        same_kit = (f"import sys; sys.path.insert(0, {str(registry.PACKAGE_DIR.parent)!r}); "  # the coordinator's code
+                    "from grader.engine.classes.batch import serve; sys.exit(serve(sys.argv[1:]))")
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", same_kit, str(writer), servers, *pytest_args],

@@ -32,7 +32,8 @@ import os
 import time
 from dataclasses import dataclass
 
-WAITING_FACTOR = 2.0  # a call may wait (sleep, block) for this many times its limit before it is stopped
+from grader.engine.confinement.policy import WAITING_FACTOR
+
 TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 # Seconds for which a reading of the clocks still answers how long is left: a call's answer comes as a few
 # messages in a burst, and the judge looks at the deadline before each read of the socket. Reading /proc for

@@ -32,9 +32,10 @@ from typing import Protocol
 
 import numpy as np
 
+from grader.engine.confinement.policy import MAX_ARRAY_BYTES, MAX_DEPTH, MAX_ITEMS
+
 # Numeric dtype kinds only: bool, signed, unsigned, float, complex.
 _NUMERIC_KINDS = "biufc"
-MAX_ARRAY_BYTES = 64 * 2**20
 
 
 class Deadline(Protocol):
@@ -227,8 +228,6 @@ def clean_value(text: str) -> str:
 
 # -- messages ------------------------------------------------------------------------------
 
-MAX_DEPTH = 40  # nesting of JSON containers; a value of the kit is at most a few levels deep
-MAX_ITEMS = 300_000  # containers and separators: each costs the judge up to ~100 bytes once decoded
 _HEADER = struct.Struct("!I")
 _NESTING = np.zeros(256, dtype=np.int8)  # +1 for a bracket that opens, -1 for one that closes
 _NESTING[list(b"[{")], _NESTING[list(b"]}")] = 1, -1

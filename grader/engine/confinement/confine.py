@@ -53,6 +53,7 @@ import sys
 from pathlib import Path
 
 from grader.engine.confinement import landlock, seccomp
+from grader.engine.confinement.policy import CORE_BYTES, CPU_GRACE, NPROC_LIMIT, OPEN_FILES
 from grader.engine.confinement.protections import PROTECTIONS, Protections
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -256,7 +257,6 @@ def _reachable(paths) -> list[str]:
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 24, 38, 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 _CAP_VERSION_3 = 0x20080522
-NPROC_LIMIT = 32  # room for a worker's threads and its supervisor, not for a fork bomb
 
 
 def die_with_parent(sig: int = signal.SIGKILL):
@@ -292,10 +292,10 @@ def set_limits(memory_bytes: int, cpu_seconds: int, file_bytes: int):
     """Resource limits; the memory limit is counted on top of what this process already maps."""
     limit = address_space_now() + memory_bytes
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + CPU_GRACE))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+    resource.setrlimit(resource.RLIMIT_CORE, (CORE_BYTES, CORE_BYTES))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES, OPEN_FILES))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead of killing
 
 

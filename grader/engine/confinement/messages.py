@@ -16,10 +16,9 @@ import re
 from dataclasses import dataclass
 
 from grader.engine.confinement import codec
+from grader.engine.confinement.policy import MAX_LINES_COUNTED, MAX_READS
 from grader.engine.results import WORKER_KINDS, ErrorKind
 
-MAX_LINES_COUNTED = 10**9  # a worker's count of printed lines, believed up to this
-MAX_READS = 1000  # paths in a worker's report of what it read (grader.engine.confinement.reads.MAX_REPORTED)
 _STATUS = re.compile(r"(pid|exit|signal) (-?[0-9]{1,10})")  # what a supervisor writes: ASCII digits only
 
 

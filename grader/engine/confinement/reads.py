@@ -32,7 +32,9 @@ from __future__ import annotations
 import os
 import sys
 
-MAX_REPORTED = 1000  # paths in one report; a folder holds at most 500 files (grader.engine.submissions.intake.MAX_FILES)
+from grader.engine.confinement.policy import MAX_READS
+
+MAX_REPORTED = MAX_READS  # paths in one report; a folder holds at most 500 files (grader.engine.submissions.intake.MAX_FILES)
 
 
 class Reads:

@@ -27,9 +27,8 @@ import time
 from pathlib import Path
 
 from grader.engine.confinement import system
+from grader.engine.confinement.policy import SCRATCH_BYTES, SCRATCH_FILES
 
-SCRATCH_BYTES = 64 * 2**20  # what a worker's scratch folder may hold, and the largest file it may write
-SCRATCH_FILES = 4096  # files and folders in it (a tmpfs's nr_inodes where the kernel holds the bound)
 LOOK_EVERY = 0.1  # seconds between two measurements while the judge waits on a worker
 # At a call's end the judge looks again once this much time has passed since its last look: a fast disk takes
 # about 10 MB in 2 ms, so a worker can never be more than that past its bound unseen, however quick its calls;
@@ -127,8 +126,8 @@ class ScratchBound:
         return time.monotonic() - self.looked_at >= every
 
     def watching(self, meter) -> "Watched":
-        """A call's deadline (a :class:`grader.engine.confinement.clock.Meter`) that also ends once the folder is past the
-        bound: the judge looks each time it waits on the worker, at most every :data:`LOOK_EVERY` seconds."""
+        """A call's deadline (a :class:`~grader.engine.confinement.clock.Meter`) that also ends once the folder is
+        past the bound: the judge looks each time it waits on the worker, at most every :data:`LOOK_EVERY` seconds."""
         return Watched(meter, self)
 
     def exceeded(self) -> str:

@@ -7,8 +7,10 @@ four protections on its own where nothing else does (no new processes, no
 network, no signal to any process outside the worker), and it keeps memory
 from being held where the address-space limit does not count it.
 
-:data:`REFUSALS` is the whole filter, one row per rule with its reason: a
-reviewer reads it in a sitting. Where a protection can hold by construction
+:data:`~grader.engine.confinement.policy.REFUSALS` is the whole filter, one
+row per rule with its reason, declared with every resource limit in
+:mod:`~grader.engine.confinement.policy`: a reviewer reads it in a sitting,
+and this module makes it a filter. Where a protection can hold by construction
 it does so first (the worker, its supervisor and its fork server each lead
 a session and a process group of their own, so that no group, session or
 terminal signal reaches the judge; a PID namespace or a uid of its own where the machine
@@ -37,97 +39,8 @@ from __future__ import annotations
 import ctypes
 import errno
 import platform
-from dataclasses import dataclass
 
-from grader.engine.confinement.protections import MEMORY_REFUSED, SIGNAL_REFUSED
-
-OWN_PID = "the worker's own pid"  # stands for the pid the filter is compiled for
-CLONE_THREAD = 0x00010000
-PR_SET_PDEATHSIG = 1
-F_SETFL, F_SETOWN, F_SETSIG, F_SETOWN_EX, F_SETLEASE, F_SETPIPE_SZ = 4, 8, 10, 15, 1024, 1031
-O_ASYNC = 0o20000  # the same on x86_64 and aarch64
-# ioctl commands that name a process or group to signal, or act on a terminal as its controller
-FIOSETOWN, SIOCSPGRP, FIOASYNC = 0x8901, 0x8902, 0x5452
-TIOCSCTTY, TIOCSPGRP, TIOCSTI, TIOCCONS, TIOCSIG = 0x540E, 0x5410, 0x5412, 0x541D, 0x40045436
-_WRITE_FLAGS = 0o1 | 0o2 | 0o100 | 0o1000 | 0o2000  # O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """One rule: ``calls`` are refused (with ``errno``) when every test of ``when`` holds; always, if none.
-
-    A test is ``(argument, relation, value)``: the argument's low 32 bits (all
-    that the kernel reads of a pid, a command or the flags here) ``"is"``,
-    ``"is not"`` or is ``"in"`` the value(s), or ``"has"`` or ``"lacks"`` any of
-    the bits of a mask. ``read_only`` rows apply only where every write is
-    refused (a root grader's worker under a uid of its own without Landlock).
-    """
-
-    calls: tuple[str, ...]
-    reason: str
-    when: tuple[tuple, ...] = ()
-    errno: int = errno.EPERM
-    read_only: bool = False
-
-
-REFUSALS = (
-    # -- no new processes -----------------------------------------------------------------
-    Refusal(("fork", "vfork"), "no new process: the worker's code runs in one process"),
-    Refusal(("clone",), "threads only: a clone without CLONE_THREAD is a new process",
-            when=((0, "lacks", CLONE_THREAD),)),
-    Refusal(("clone3",), "its flags sit in memory the filter cannot read: ENOSYS makes libraries fall back to clone",
-            errno=errno.ENOSYS),
-    # -- no network -----------------------------------------------------------------------
-    Refusal(("socket", "socketpair"), "no network: no socket can be made (the worker's own comes from the judge)"),
-    # -- no signal to any process outside the worker --------------------------------------
-    Refusal(("kill", "tgkill"), "a signal to any pid but the worker's own (0 and -1 are groups: refused too)",
-            when=((0, "is not", OWN_PID),), errno=SIGNAL_REFUSED),
-    Refusal(("tkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open", "pidfd_send_signal"),
-            "other ways to signal a pid of its choosing", errno=SIGNAL_REFUSED),
-    Refusal(("fcntl",), "the owner of a descriptor's I/O signals (a pid, a thread or a group), and which signal: "
-            "the kernel sends it on the worker's behalf", when=((1, "in", (F_SETOWN, F_SETOWN_EX, F_SETSIG)),),
-            errno=SIGNAL_REFUSED),
-    Refusal(("fcntl",), "O_ASYNC turns those signals on (a terminal sends them to its foreground group)",
-            when=((1, "is", F_SETFL), (2, "has", O_ASYNC)), errno=SIGNAL_REFUSED),
-    Refusal(("ioctl",), "the same owner and O_ASYNC by ioctl, a terminal's group or control, typing into a "
-            "terminal, and a pty's signal to its group",
-            when=((1, "in", (FIOSETOWN, SIOCSPGRP, FIOASYNC, TIOCSCTTY, TIOCSPGRP, TIOCSTI, TIOCCONS, TIOCSIG)),),
-            errno=SIGNAL_REFUSED),
-    Refusal(("fcntl",), "a lease makes another process's open of the file wait for the worker (up to 45 s)",
-            when=((1, "is", F_SETLEASE),)),
-    Refusal(("prctl",), "the parent-death signal is the supervisor's: it ends the worker with its supervisor",
-            when=((0, "is", PR_SET_PDEATHSIG),)),
-    Refusal(("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "process_madvise", "pidfd_getfd"),
-            "no tracing, reading, comparing or stealing from another process"),
-    # -- no memory held outside the address space (the limit counts only that) ------------
-    Refusal(("memfd_create", "memfd_secret"), "anonymous in-memory files hold memory no address space counts",
-            errno=MEMORY_REFUSED),
-    Refusal(("shmget", "shmat", "msgget"), "System V shared memory and message queues outlive the worker, "
-            "outside its address space", errno=MEMORY_REFUSED),
-    Refusal(("mq_open",), "POSIX message queues: memory outside the address space (mq_notify then has no queue "
-            "to act on)", errno=MEMORY_REFUSED),
-    Refusal(("fcntl",), "a pipe's buffer grown past its default is memory outside the address space",
-            when=((1, "is", F_SETPIPE_SZ),), errno=MEMORY_REFUSED),
-    # -- what no worker needs and attacks often use ---------------------------------------
-    Refusal(("io_uring_setup", "io_uring_enter", "io_uring_register"),
-            "io_uring submits work that no per-call rule here would see"),
-    Refusal(("keyctl", "add_key", "request_key"), "keyrings can hold the grader's secrets"),
-    Refusal(("unshare", "setns", "mount", "umount2", "pivot_root"),
-            "namespaces and mounts are set up by the supervisor, before the worker's code runs"),
-    Refusal(("bpf", "perf_event_open", "userfaultfd", "kexec_load", "init_module", "finit_module"),
-            "the kernel's widest attack surface, which no numerical code needs"),
-    # -- no file changed, where only seccomp keeps writes in (read_only) ------------------
-    Refusal(("openat2", "creat", "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename", "renameat",
-             "renameat2", "link", "linkat", "symlink", "symlinkat", "chmod", "fchmod", "fchmodat", "fchmodat2",
-             "chown", "fchown", "lchown", "fchownat", "truncate", "ftruncate", "mknod", "mknodat", "utime", "utimes",
-             "utimensat", "futimesat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
-             "fremovexattr", "fallocate"),
-            "a root grader's worker without Landlock: any world-writable folder would do", read_only=True),
-    Refusal(("open",), "opening for writing, with the same reason", when=((1, "has", _WRITE_FLAGS),),
-            read_only=True),
-    Refusal(("openat",), "opening for writing, with the same reason", when=((2, "has", _WRITE_FLAGS),),
-            read_only=True),
-)
+from grader.engine.confinement.policy import OWN_PID, REFUSALS, Refusal
 
 NUMBERS = {  # every call the table names, by architecture (aarch64 has no fork, open, mkdir, ... of its own)
     "x86_64": dict(

@@ -50,9 +50,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from grader.engine.confinement import codec, model_cache
+from grader.engine.confinement.policy import CPU_BACKSTOP, OUTPUT_CHARS, SCRATCH_BYTES, SCRATCH_FILES
 from grader.engine.confinement.protections import MEMORY_REFUSED, SIGNAL_REFUSED
 from grader.engine.confinement.reads import Reads
-from grader.engine.confinement.scratch import SCRATCH_BYTES, SCRATCH_FILES
 from grader.engine.confinement.stand_ins import RanPastItsLimit, install_stand_ins
 from grader.engine.results import ErrorKind
 
@@ -74,10 +74,10 @@ class Settings:
     forbidden: list[str] = field(default_factory=list)  # folders carved out of those (the kit itself)
     models: list[dict] = field(default_factory=list)  # every GPT-2 (tiny or from disk) the calls need, built before learner code runs
     model_builder: str = ""  # the module that builds them (registry.MODEL_BUILDER): the engine names no lesson module
-    output_limit: int = 4000  # characters of printed output kept per call
+    output_limit: int = OUTPUT_CHARS  # characters of printed output kept per call
     hung: list[list[str]] = field(default_factory=list)  # [module, function] that ran past their time limit
     group: int | None = None  # the group that may read the learner's copy, where a root grader gives uids of their own
-    cpu_backstop: int = 900  # seconds of CPU for the whole worker, in case the judge dies
+    cpu_backstop: int = CPU_BACKSTOP  # seconds of CPU for the whole worker, in case the judge dies
     scratch_bytes: int = SCRATCH_BYTES  # what its scratch folder may hold (a tmpfs's size, or the judge's bound)
     scratch_files: int = SCRATCH_FILES  # the files and folders it may hold
     file_bytes: int = SCRATCH_BYTES  # the largest file it may write (RLIMIT_FSIZE)
