@@ -1,10 +1,11 @@
-"""A learner's function that ran past its time limit earlier in a grading is not run again, even through another module.
+"""A learner's function that ran past its time limit is never called again in this grading: its stand-in raises.
 
-The judge lists such functions in :attr:`grader.engine.confinement.worker.Settings.hung`;
-before the learner's module is imported the worker puts a stand-in in each
-one's place that raises :class:`RanPastItsLimit` at once (so ``from softmax
-import softmax`` in ``lookup.py`` binds the stand-in), and a module whose
-import hung raises on being imported. A loop is then waited for once.
+The judge stops a call that runs past its limit and starts a new worker; the
+judge names each hung function (``Settings.hung``), and the new worker puts a
+stand-in in its place before the learner's module is imported, so that a loop
+is waited for once per grading, not once per check. The stand-in raises
+:class:`RanPastItsLimit`, which the worker reports as a hang; a learner's code
+that raises it itself gains nothing (the judge knows which calls it stopped).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ the files of the learner's folder it has read so far (:mod:`grader.engine.confin
 A function that ran past its time limit earlier in the same grading is not run again, even
 through another module: the judge lists it in :attr:`Settings.hung`, and before the learner's
 module is imported the worker puts a stand-in in its place that raises :class:`RanPastItsLimit`
-(so ``from softmax import softmax`` in ``lookup.py`` binds the stand-in: :mod:`grader.engine.confinement.stand_ins`).
+(so ``from softmax import softmax`` in ``lookup.py`` binds the stand-in; :mod:`~grader.engine.confinement.stand_ins`).
 """
 
 from __future__ import annotations
