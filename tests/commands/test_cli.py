@@ -173,7 +173,8 @@ def test_an_exercise_not_started_costs_nothing(tmp_path):
     folder = tmp_path / "work"
     shutil.copytree(ASSIGNMENTS, folder)
     shutil.copy(SOLUTIONS / "softmax.py", folder)
-    script = ("from grader.engine import registry; from grader.engine.confinement import fork_servers; from grader.engine.classes.runner import run_checks; "
+    script = ("from grader.engine import registry; from grader.engine.confinement import fork_servers; "
+              "from grader.engine.classes.runner import run_checks; "
               f"result = run_checks({str(folder)!r}, list(registry.EXERCISES)); "
               "print(result.score, sorted(fork_servers._servers), [e.status for e in result.exercises])")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV, timeout=600)
