@@ -8,7 +8,8 @@ import time
 import numpy as np
 import pytest
 
-from grader.engine.confinement import codec, spawner
+from grader.engine import registry
+from grader.engine.confinement import codec, spawner, zygote
 from grader.engine.confinement.pipes import PipeConnection
 from grader.engine.confinement.worker import Settings
 
@@ -102,3 +103,9 @@ def test_a_spawned_worker_ends_with_its_judge_even_in_a_loop(spawned):
         codec.receive(spawned.conn, time.monotonic() + 0.5, 2**20)
     spawned.conn.close()  # as when the judge dies: the worker's stdin ends
     assert spawned.process.wait(30) == 0
+
+
+def test_fork_and_spawned_servers_put_the_folder_that_holds_grader_on_their_path():
+    """Counted from zygote.py's own place: moved a floor down (issue 51), a count of parents one short named grader/
+    itself, and the Gradescope machine's workers then read the kit's ground truth (test_environments caught it)."""
+    assert zygote.PACKAGE_PARENT == str(registry.PACKAGE_DIR.parent)

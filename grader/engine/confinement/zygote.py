@@ -39,7 +39,7 @@ from pathlib import Path
 
 from grader.engine.confinement.system import FIXED, PASSED_ON
 
-PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+PACKAGE_PARENT = str(Path(__file__).resolve().parents[3])  # the folder that holds grader/
 START_TIMEOUT = 120.0  # seconds to import torch and transformers on a loaded machine
 LEAVE_WAIT = 2.0  # seconds a fork server the judge is done with waits for its supervisors to end
 
