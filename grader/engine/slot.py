@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.engine import clock, codec, fork_servers, messages, registry, scratch
+from grader.engine import clock, codec, fork_servers, framing, messages, registry, scratch
 from grader.engine.errors import KitError, SubmissionError, hang_label
 from grader.engine.scratch import ScratchBound, remove_tree
 from grader.engine.options import IMPORT_TIME_LIMIT, MEMORY_LIMIT
@@ -173,7 +173,7 @@ class Slot:
         try:
             self.worker = (WorkerHandle(fork_server, settings) if isinstance(fork_server, ForkServer)
                            else fork_server.worker(settings))  # spawned where Linux's fork server is missing
-            ready = codec.receive(self.worker.conn, time.monotonic() + START_TIMEOUT, MAX_MESSAGE)
+            ready = framing.receive(self.worker.conn, time.monotonic() + START_TIMEOUT, MAX_MESSAGE)
         except (ForkServerError, OSError, EOFError, TimeoutError, ValueError, codec.EncodingError) as error:
             self.stop()
             raise KitError(f"a worker could not start ({type(error).__name__}: {error})") from None
@@ -209,11 +209,11 @@ class Slot:
         deadline = self.scratch_bound.watching(meter) if self.scratch_bound else meter
         try:
             self.worker.conn.settimeout(meter.waiting_limit)  # the worker reads requests itself
-            codec.send(self.worker.conn, request)
+            framing.send(self.worker.conn, request)
             # What the call printed comes first, in a message of its own with a small bound: a worker whose
             # cap was raised by learner code has that message dropped, and its answer still counts.
-            printed = codec.receive_or_skip(self.worker.conn, deadline, self.sandbox.printed.message_bytes)
-            answer = codec.receive(self.worker.conn, deadline, MAX_MESSAGE)
+            printed = framing.receive_or_skip(self.worker.conn, deadline, self.sandbox.printed.message_bytes)
+            answer = framing.receive(self.worker.conn, deadline, MAX_MESSAGE)
             bound = self.scratch_bound  # looked at once more as the call ends, unless it just was
             filled = bound.exceeded() if bound and bound.due(scratch.LOOK_AT_THE_END_AFTER) else ""
         except (TimeoutError, socket.timeout):
@@ -238,7 +238,7 @@ class Slot:
         """The answer's fields, each of the type and range expected (:mod:`grader.engine.messages`), or the
         learner's crash if it is not our message.
 
-        ``printed`` is ``(message, size)`` as :func:`codec.receive_or_skip` read
+        ``printed`` is ``(message, size)`` as :func:`framing.receive_or_skip` read
         it. The judge caps what it keeps itself, whatever cap the worker had:
         the worker runs learner code, which can change its own.
         """

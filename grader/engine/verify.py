@@ -135,8 +135,9 @@ def all_on_the_best(scores) -> np.ndarray:
 
 
 def number(value, what: str, cause: str = "", mistake: str = "") -> float:
-    """``value`` as a float; a 0-d or one-element array counts as a number. ``cause``: why it could be NaN."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.ndarray)):
+    """``value`` as a float; a numpy scalar, a 0-d or one-element array counts as a number (the value's type is
+    :func:`returns`'s to judge). ``cause``: why it could be NaN."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number, np.ndarray)):
         fail(f"{what}: expected a number, received {_describe_type(value)}.")
     if isinstance(value, np.ndarray):
         if value.size != 1:

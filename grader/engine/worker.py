@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader.engine import codec, model_cache
+from grader.engine import codec, framing, model_cache
 from grader.engine.protections import MEMORY_REFUSED, SIGNAL_REFUSED
 from grader.engine.results import ErrorKind
 from grader.engine.scratch import SCRATCH_BYTES, SCRATCH_FILES
@@ -146,7 +146,7 @@ def serve(data_fd: int, settings: Settings, namespaces: dict, host_uid: int, ids
 
 def refuse(conn, exc: BaseException):
     """Tell the judge that setting up failed, and end: no learner code runs in a worker set up halfway."""
-    codec.send(conn, {"ready": False, "error": describe(exc, None)})
+    framing.send(conn, {"ready": False, "error": describe(exc, None)})
     os._exit(1)
 
 
@@ -155,7 +155,7 @@ def answer(conn, settings: Settings, models: dict, protections: dict, build_late
     if settings.directory:
         sys.path.insert(0, settings.directory)
     sys.dont_write_bytecode = True
-    codec.send(conn, {"ready": True, "protections": protections})
+    framing.send(conn, {"ready": True, "protections": protections})
     Worker(conn, settings, models, build_later).serve()
     os._exit(0)
 
@@ -399,7 +399,7 @@ class Worker:
     def serve(self):
         while True:
             try:
-                request = codec.receive(self.conn, None, 2**31)
+                request = framing.receive(self.conn, None, 2**31)
             except (EOFError, OSError):
                 return
             printed = _Printed(self.settings.output_limit)
@@ -409,5 +409,5 @@ class Worker:
             except BaseException as exc:  # the learner's code may raise anything, SystemExit included
                 answer = {"error": describe(exc, self.settings.directory)}
             answer["id"] = request["id"]
-            codec.send(self.conn, {"id": request["id"], "output": printed.text(), "lines": printed.lines}, answer)
+            framing.send(self.conn, {"id": request["id"], "output": printed.text(), "lines": printed.lines}, answer)
 

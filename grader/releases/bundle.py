@@ -33,7 +33,7 @@ from grader.usage import UsageError
 SHIPPED = [
     "__init__.py", "cli.py", "usage.py",
     *[f"engine/{name}.py" for name in ("__init__", "budget", "clock", "codec", "confine", "edition", "errors",
-                                        "fork_servers", "ground_truth", "hint_record", "inspection", "intake", "keeper",
+                                        "fork_servers", "framing", "ground_truth", "hint_record", "inspection", "intake", "keeper",
                                         "landlock", "messages", "model_cache", "notebooks", "options", "pipes",
                                         "plugin", "protections", "proxies", "registry", "results", "runner",
                                         "sandbox", "scratch", "seccomp", "slot", "spawner", "system", "verify",
