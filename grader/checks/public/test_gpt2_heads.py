@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from grader.engine import verify
+from grader.checks.promised import promised
 from grader.lesson import lesson
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.checks.gpt2_readouts import TOLERANCE, look_alikes, read_patterns, slip_in
@@ -30,6 +31,7 @@ INPUTS = {
     "a token that is not there": ("test_attention_share_unknown_token",),
     "the tokens, pattern and ids handed in": ("test_arguments_unchanged",),
     "a text of one token; a text with a space before or after its words": ("test_short_and_spaced_texts",),
+    "a text of one token and the lesson's, judged by the type the docstring promises": ("test_return_types",),
 }
 # Left out on purpose: an empty text (GPT-2 has no pattern of 0 tokens), several sentences in a batch (the docstrings
 # take one text).
@@ -385,3 +387,17 @@ def test_lesson_claim_layer_4_average(submission, real_shares):
     """GPT-2 small, layer 4 averaged: " it" gives " cat" 10% and the first token 51% (the lesson's claim)."""
     real, truth = real_shares
     judge_claims(LAYER_CLAIMS, learner_shares(submission, real, LAYER_CLAIMS), truth)
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("text", [EDGE_TEXTS["one-token"], LESSON], ids=["one-token", "lesson"])
+def test_return_types(submission, kit, text):
+    """The tokens are a list of strings, the patterns 2-D numpy arrays of floats, the share a Python float."""
+    heads, size = submission.gpt2_heads, len(kit.gpt2.token_ids(TINY.tokenizer(), text))
+    for name, where in [("head_pattern", (1, 2)), ("layer_average", (1,))]:
+        promised(getattr(heads, name), TINY, TINY.tokenizer(), text, *where, what=f"{name}(..., {text!r}, ...)")
+    ids = kit.gpt2.token_ids(TINY.tokenizer(), text)
+    promised(heads.recompute_head_pattern, TINY.without_attentions(), ids, 1, 2,
+             what=f"recompute_head_pattern(model, ids of {text!r}, 1, 2)", shape=(size, size))
+    promised(heads.attention_share, list(SHARE_TOKENS), share_pattern(SHARE_TOKENS, 2).astype(np.float32), "it",
+             "cat", what="attention_share(tokens, a float32 pattern as GPT-2 gives it, 'it', 'cat')")

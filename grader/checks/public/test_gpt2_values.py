@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from grader.engine import verify
+from grader.checks.promised import promised
 from grader.lesson import lesson
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.checks.gpt2_readouts import SLIP_HINTS, SLIP_MISTAKES  # one name per slip
@@ -30,6 +31,7 @@ INPUTS = {
     "GPT-2 small itself": ("test_lesson_claim_value_4_3",),
     "the ids handed in": ("test_arguments_unchanged",),
     "a text of one token (one id)": ("test_one_token_text",),
+    "a text of one token and the lesson's, judged by the type the docstring promises": ("test_return_types",),
 }
 # Left out on purpose: a text with a space before or after its words (these functions take ids, not text: exercise
 # 4's test_short_and_spaced_texts tries it where the text is tokenized), no ids at all (no token, no pattern).
@@ -284,3 +286,14 @@ def test_lesson_claim_value_4_3(submission, kit, real_gpt2):
                 f"{claim.head} comes from {claim.target!r}. Your code measured {listing(learner)}. transformers "
                 f"itself measures {listing({c: truth[c]['value'] for c in truth})}. If those agree with yours, the "
                 "claim does not hold on these weights under either convention; if not, your code differs from GPT-2's.")
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("text", ["one-token", "lesson"])
+def test_return_types(submission, kit, truths, text):
+    """head_vectors, head_output and value_contributions return 2-D (and 1-D) numpy arrays of floats."""
+    spec = MODELS["standard"]
+    ids = list(truths["standard"]["ids"]) if text == "lesson" else kit.gpt2.token_ids(spec.tokenizer(), "The")
+    for name, where in [("head_vectors", (1, 2)), ("head_output", (1, 2)), ("value_contributions", (1, 2, 0))]:
+        promised(getattr(submission.gpt2_values, name), spec, ids, *where, what=f"{name}(model, ids of the {text} "
+                 "text, ...)")

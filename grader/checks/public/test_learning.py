@@ -19,6 +19,7 @@ from grader.checks.learning_numpy import (BEDROOMS, NINE_QUERIES, PRICES, least_
 from grader.checks.learning_results import (LOSS_RTOL, SLOPE_ATOL, START, STEPS, descent, fit, learner, named_slope,
                                            rises_with_the_query, slope_pair, very_sharp_answer)
 from grader.engine import verify
+from grader.checks.promised import promised
 
 # Every kind of input the docstrings and the lesson allow that the checks (public and hidden) try, in one place;
 # tests/checks/test_inputs.py holds each check named here to exist.
@@ -36,6 +37,7 @@ INPUTS = {
         "test_fit_losses_are_mean_squared_error", "test_fit_keeps_sharpness_positive", "test_fit_noisy_answers",
         "test_nearest_fit_makes_no_progress"),
     "arguments of every kind the functions take": ("test_arguments_unchanged",),
+    "integer records, one query and several, judged by the type the docstring promises": ("test_return_types",),
 }
 # Left out on purpose: a sharpness of 0 or below (the docstrings ask for > 0), 2-D queries (1-D at most).
 
@@ -397,3 +399,23 @@ def test_very_sharp_answers(submission, cases):
     """soft_answer and answer_slope stay finite for a very sharp lookup and for a query far from every key."""
     for query, sharpness, answer, slope, keys, values in cases:
         very_sharp_answer(submission, query, sharpness, answer, slope, keys, values)
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("kind", ["integers", "floats"])
+def test_return_types(submission, kind):
+    """The answers are float tensors, 0-d for one query; slopes, fitted numbers and losses are Python floats."""
+    made = (lambda x: np.array(x).round().astype(int)) if kind == "integers" else (lambda x: np.array(x, dtype=float))
+    keys, values, learning = made(BEDROOMS), made(PRICES), submission.learning
+    for name in ("soft_answer", "nearest_answer"):
+        function, extra = getattr(learning, name), (1.5,) * (name == "soft_answer")
+        promised(function, 3, keys, values, *extra, case="one query", what=f"{name}(3, {kind} records)")
+        promised(function, made([1, 3, 4]), keys, values, *extra, case="several queries",
+                 what=f"{name}(three queries, {kind} records)")
+    promised(learning.answer_slope, 3, keys, values, 1.5, what=f"answer_slope(3, {kind} records, 1.5)")
+    promised(learning.nearest_slope, 3, keys, values, what=f"nearest_slope(3, {kind} records)")
+    queries = made(NINE_QUERIES)
+    promised(learning.fit_sharpness, queries, soft_answers(NINE_QUERIES, 1.5)[0], keys, values, 0.4, 3,
+             what=f"fit_sharpness(nine queries, {kind} records, start=0.4, steps=3)")
+    promised(learning.fit_nearest_key, queries, nearest_answers(NINE_QUERIES), keys, values, 2, 3.2, 3,
+             what=f"fit_nearest_key(nine queries, {kind} records, which=2, start=3.2, steps=3)")

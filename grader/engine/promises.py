@@ -1,0 +1,165 @@
+"""The types a function's docstring promises to return, written once per function in ``exercises.toml``.
+
+A promise is a short phrase (``returns`` in ``grader/checks/exercises.toml``):
+
+    float                  a Python float (np.float64, a float itself, too; not np.float32, a 0-d array, a tensor)
+    str                    a Python string
+    any                    whatever the function was given to return (a lookup's stored value), None included
+    float array            a numpy array of floats, float64 or float32, or a torch tensor of them with no
+                           gradient history (the kit's looser types: docs/learners.md); ``2-d float array``
+                           also promises the number of dimensions, ``bool array`` booleans
+    float tensor           a torch tensor of floats (a gradient history is allowed); ``0-d float tensor``, ...
+    list of P              a list whose every item keeps promise P
+    (P, Q, ...)            a tuple (or a list) of that many items, each keeping its own promise
+
+:func:`parse` reads a phrase (the registry reads them all when it loads, so
+a typo fails there); :func:`broken` says how a received value breaks one, in
+words for the learner, or None. :func:`grader.engine.verify.returns` is the
+rule the checks use. The received value is what the codec rebuilt: a numpy
+scalar, a 0-d array and a tensor (:class:`~grader.engine.codec.TensorData`)
+each arrive as what they were.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import numpy as np
+
+from grader.engine.codec import TensorData, Unsupported
+
+_NUMBERS = re.compile(r"(?:(?P<rank>[0-9])-d )?(?P<family>float|bool) (?P<kind>array|tensor)")
+_FAMILIES = {"float": "f", "bool": "b"}
+
+
+class PromiseError(ValueError):
+    """A phrase that is not a promise; the message says which part."""
+
+
+@lru_cache(maxsize=None)
+def parse(text: str) -> tuple:
+    """The promise a phrase states, as nested tuples: ("float",), ("array", "float", 2), ("tuple", (...)), ..."""
+    text = text.strip()
+    if text in ("float", "str", "any"):
+        return (text,)
+    if text.startswith("list of "):
+        return ("list", parse(text.removeprefix("list of ")))
+    if text.startswith("(") and text.endswith(")"):
+        items, depth, start = [], 0, 1
+        for at, character in enumerate(text[1:-1], 1):
+            depth += {"(": 1, ")": -1}.get(character, 0)
+            if character == "," and depth == 0:
+                items, start = items + [text[start:at]], at + 1
+        return ("tuple", tuple(parse(item) for item in items + [text[start:-1]]))
+    if found := _NUMBERS.fullmatch(text):
+        rank = found["rank"]
+        return (found["kind"], found["family"], int(rank) if rank else None)
+    raise PromiseError(f"{text!r} is not a promise (float, str, any, [N-d] float|bool array|tensor, list of ..., "
+                       "(..., ...))")
+
+
+def says(promise: tuple) -> str:
+    """A promise in the docstring's words: "a numpy array of floats with 2 dimensions"."""
+    kind = promise[0]
+    if kind in ("float", "str"):
+        return {"float": "a Python float", "str": "a string"}[kind]
+    if kind == "any":
+        return "a value"
+    if kind == "list":
+        return f"a list of {says(promise[1]).removeprefix('a ').removeprefix('an ')}s"
+    if kind == "tuple":
+        return f"a tuple of {len(promise[1])} ({', '.join(says(item) for item in promise[1])})"
+    _, family, rank = promise
+    things = {"float": "floats", "bool": "booleans"}[family]
+    return f"a {'' if rank is None else f'{rank}-d '}{'numpy array' if kind == 'array' else 'torch tensor'} of {things}"
+
+
+def received(value) -> str:
+    """What came back, as precisely as the promises need: its kind, dtype, shape and gradient history."""
+    if value is None:
+        return "None (did you forget a `return`?)"
+    if isinstance(value, Unsupported):
+        return f"an object of type {value.type_name}"
+    if isinstance(value, TensorData):
+        history = ", with a gradient history" if value.grad else ""
+        return f"a torch tensor of {value.dtype}, shape {value.shape}{history}"
+    if isinstance(value, np.ndarray):
+        return f"a numpy array of {value.dtype}, shape {value.shape}"
+    if isinstance(value, np.generic):
+        return f"a numpy {value.dtype} scalar"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of {len(value)} item{'s' if len(value) != 1 else ''}"
+    return {bool: "a bool", int: "a Python int", float: "a Python float", str: "a string"}.get(
+        type(value), f"a {type(value).__name__}")
+
+
+def broken(value, promise: tuple, what: str, verb: str = "returns") -> str | None:
+    """How ``value`` breaks ``promise``, as a sentence about ``what`` (the call: "... returns"; an item of its
+    answer: "... is"), or None."""
+    kind = promise[0]
+    if kind == "any":
+        return None
+    if kind == "tuple":
+        items = promise[1]
+        if not isinstance(value, (tuple, list)) or len(value) != len(items):
+            return _sentence(what, verb, value, promise, f"return the {len(items)} things as a tuple, `return a, b`")
+        return _first(value, items, what)
+    if kind == "list":
+        if not isinstance(value, list):
+            fix = "make it a list (`.tolist()`, or `list(...)`)" if isinstance(value, (tuple, np.ndarray)) else \
+                "collect the items in a list"
+            return _sentence(what, verb, value, promise, fix)
+        return _first(value, [promise[1]] * len(value), what)
+    if kind == "str":
+        return None if isinstance(value, str) else _sentence(what, verb, value, promise, "return the text itself")
+    if kind == "float":
+        if isinstance(value, float) and not isinstance(value, np.floating) or type(value) is np.float64:
+            return None
+        return _sentence(what, verb, value, promise, _to_float(value))
+    return _numbers(value, promise, what, verb)
+
+
+def _numbers(value, promise: tuple, what: str, verb: str) -> str | None:
+    kind, family, rank = promise
+    is_tensor = isinstance(value, TensorData)
+    if kind == "tensor" and not is_tensor:
+        return _sentence(what, verb, value, promise, "compute it with torch (`torch.as_tensor(x, dtype=torch.float64)` "
+                                               "for each input), not numpy or Python numbers")
+    if kind == "array" and is_tensor and value.grad:
+        return _sentence(what, verb, value, promise, "a tensor with a gradient history is no array for the caller: "
+                                               "`.detach().numpy()` (or compute it under `torch.no_grad()`)")
+    if not isinstance(value, np.ndarray):
+        fix = "wrap it in `np.asarray`" if isinstance(value, (list, tuple)) else \
+            "return the array itself, not a number taken out of it"
+        return _sentence(what, verb, value, promise, fix)
+    if value.dtype.kind != _FAMILIES[family]:
+        fix = ("turn the inputs into floats first (`np.asarray(x, dtype=float)`): integers in, integers out"
+               if family == "float" else "compare, or build it with `dtype=bool`: True may attend, False may not")
+        return _sentence(what, verb, value, promise, fix)
+    if rank is not None and value.ndim != rank:
+        return _sentence(what, verb, value, promise, f"keep all {rank} dimensions, even those of size 1 (no `squeeze`, "
+                                               "`[0]` or `.item()` on the way out)")
+    return None
+
+
+def _to_float(value) -> str:
+    if isinstance(value, TensorData):
+        return "take the number out of the tensor with `.item()`" + (
+            ", which also drops its gradient history" if value.grad else "")
+    if isinstance(value, (np.ndarray, np.generic, int)) and not isinstance(value, bool):
+        return "make it a Python float with `float(...)`" + (
+            " (float32 is not what the docstring asks for)" if getattr(value, "dtype", None) == np.float32 else "")
+    return "return the number itself, as a float"
+
+
+def _first(values, promises, what: str) -> str | None:
+    """The first item of a tuple or list that breaks its promise, named by its position."""
+    for position, (value, promise) in enumerate(zip(values, promises)):
+        if problem := broken(value, promise, f"item {position} of what {what} returns", "is"):
+            return problem
+    return None
+
+
+def _sentence(what: str, verb: str, value, promise: tuple, fix: str) -> str:
+    return f"{what} {verb} {received(value)}; the docstring promises {says(promise)}: {fix}."
