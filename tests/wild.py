@@ -243,6 +243,8 @@ def soft_lookup(query, keys, values, sharpness=1.0):
     k = torch.as_tensor(keys, dtype=torch.float32)
     v = torch.as_tensor(values, dtype=torch.float32)
     weights = (-sharpness * (q.unsqueeze(-1) - k).pow(2)).softmax(dim=-1)
+    if q.ndim == 0:  # the docstring promises a float answer: a tensor stands for an array, never for a float
+        return (weights @ v).item(), weights
     return weights @ v, weights
 '''
 
@@ -280,6 +282,8 @@ def soft_lookup(query, keys, values, sharpness=1.0):
 LOOKUP_LOOPS_MATH = '''\
 import math
 
+import numpy as np  # the loops' lists made arrays at the end: the docstring promises arrays
+
 
 def exact_lookup(query, keys, values):
     return next((value for key, value in zip(keys, values) if key == query), None)
@@ -304,13 +308,13 @@ def soft_lookup(query, keys, values, sharpness=1.0):
             answer, weights = soft_lookup(float(q), keys, values, sharpness)
             answers.append(answer)
             rows.append(weights)
-        return answers, rows
+        return np.asarray(answers), np.asarray(rows)
     scores = [-sharpness * (query - float(key)) ** 2 for key in keys]
     top = max(scores)
     exps = [math.exp(score - top) for score in scores]
     total = math.fsum(exps)
     weights = [e / total for e in exps]
-    return math.fsum(w * float(v) for w, v in zip(weights, values)), weights
+    return math.fsum(w * float(v) for w, v in zip(weights, values)), np.asarray(weights)
 '''
 
 
@@ -1883,7 +1887,7 @@ RIGHT: dict[str, dict[str, str]] = {
     "lookup: a reversed dict, min(key=), np.logaddexp": {"lookup": LOOKUP_DICT_LOGADDEXP},
     "lookup: torch float32 tensors": {"lookup": LOOKUP_TORCH_FLOAT32},
     "lookup: torch.vmap over the queries, a stable argsort": {"lookup": LOOKUP_TORCH_VMAP},
-    "lookup: plain loops, math.exp, lists returned": {"lookup": LOOKUP_LOOPS_MATH},
+    "lookup: plain loops, math.exp, the lists made arrays at the end": {"lookup": LOOKUP_LOOPS_MATH},
     "lookup: a scikit-learn-style Nadaraya-Watson estimator (fit, predict, an RBF's gamma)": {
         "lookup": LOOKUP_SKLEARN_STYLE},
     "lookup: torch.cdist's distances, F.softmax in float64": {"lookup": LOOKUP_TORCH_CDIST},

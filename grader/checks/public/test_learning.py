@@ -18,7 +18,7 @@ from grader.checks.learning_numpy import (BEDROOMS, NINE_QUERIES, PRICES, least_
                                           soft_answers, soft_slope)
 from grader.checks.learning_results import (LOSS_RTOL, SLOPE_ATOL, START, STEPS, descent, fit, learner, named_slope,
                                            rises_with_the_query, slope_pair, very_sharp_answer)
-from grader.engine import verify
+from grader.engine import codec, verify
 from grader.checks.promised import promised
 
 # Every kind of input the docstrings and the lesson allow that the checks (public and hidden) try, in one place;
@@ -36,7 +36,7 @@ INPUTS = {
         "test_fit_recovers_sharpness", "test_fit_losses_go_down", "test_fit_follows_gradient_descent",
         "test_fit_losses_are_mean_squared_error", "test_fit_keeps_sharpness_positive", "test_fit_noisy_answers",
         "test_nearest_fit_makes_no_progress"),
-    "arguments of every kind the functions take": ("test_arguments_unchanged",),
+    "arguments of every kind the functions take: arrays, lists, float64 tensors": ("test_arguments_unchanged",),
     "integer records, one query and several, judged by the type the docstring promises": ("test_return_types",),
 }
 # Left out on purpose: a sharpness of 0 or below (the docstrings ask for > 0), 2-D queries (1-D at most).
@@ -356,10 +356,10 @@ def test_nearest_fit_makes_no_progress(submission, which, start, steps):
 
 
 @pytest.mark.points(1)
-@pytest.mark.parametrize("kind", ["arrays", "lists"])
+@pytest.mark.parametrize("kind", ["arrays", "lists", "tensors"])
 def test_arguments_unchanged(submission, kind):
     """Every function of exercise 5 leaves the queries, answers, keys and values it is given as they were."""
-    made = (lambda array: array.copy()) if kind == "arrays" else (lambda array: array.tolist())
+    made = {"arrays": np.copy, "lists": lambda array: array.tolist(), "tensors": codec.tensor}[kind]
     queries, keys, values = made(NINE_QUERIES), made(BEDROOMS), made(PRICES)
     answers, nearest = made(soft_answers(NINE_QUERIES, 1.5)[0]), made(nearest_answers(NINE_QUERIES))
     calls = [("soft_answer", dict(query=queries, keys=keys, values=values, sharpness=1.5)),
