@@ -2024,7 +2024,8 @@ def softmax(x, axis=-1):
     np.exp(x, out=x)
     x /= x.sum(axis=axis, keepdims=True)
     return x
-'''}, {"test_arguments_unchanged": "in place", "test_lesson_scores": "Scores may be integers"}),
+'''}, {"test_arguments_unchanged": "in place", "test_lesson_scores": "Scores may be integers",
+       "test_return_types": "has no attribute"}),
     Flawed("attention: PyTorch's reference sdpa for attend too, which divides by sqrt(d)",
            {"attention": _replaced(ATTENTION_PYTORCH_REFERENCE, "_sdpa(q[None, :], k, v, scale=1.0)",
                                    "_sdpa(q[None, :], k, v)")},
@@ -2034,7 +2035,8 @@ def softmax(x, axis=-1):
                ATTENTION_PYTORCH_REFERENCE, "torch.ones(n, n, dtype=torch.bool).tril(diagonal=0).numpy()",
                "torch.nn.Transformer.generate_square_subsequent_mask(n, dtype=torch.float64).numpy()"),
                "torch.as_tensor(np.asarray(mask, dtype=bool))", "torch.as_tensor(np.asarray(mask))")},
-           {"test_causal_mask": "an additive mask", "test_causal_mask_matches_reference": "an additive mask"}),
+           {"test_causal_mask": "an additive mask", "test_causal_mask_matches_reference": "an additive mask",
+            "test_return_types": "a 2-d numpy array of booleans"}),
     # transformers 5's output ends with cross_attentions, () for GPT-2: every pattern is lost, and told why.
     Flawed("gpt2_heads: bertviz's outputs[-1] for the attentions, under transformers 5",
            {"gpt2_heads": _replaced(
@@ -2043,6 +2045,7 @@ def softmax(x, axis=-1):
            {"test_tokens": "name the field", "test_head_pattern": "name the field",
             "test_pattern_is_causal_weights": "name the field", "test_layer_average": "name the field",
             "test_short_and_spaced_texts": "name the field", "test_head_pattern_matches_reference": "name the field",
+            "test_return_types": "name the field",
             "test_layer_average_matches_reference": "name the field"}),
     Flawed("gpt2_heads: c_attn's output read as GPT-NeoX lays it out, q, k and v side by side per head",
            {"gpt2_heads": _replaced(HEADS_HUGGING_FACE_HOOKS, '''\
