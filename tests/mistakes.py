@@ -917,9 +917,10 @@ MISTAKES += [
          "return tokens, attentions[layer][0, head].squeeze().numpy()", "test_return_types",
          "keep all 2 dimensions", named="wrong-return-type"),
     # The caller's arguments changed in place, where a mistake would write (issue 48).
-    edit("the queries scaled in place", "attention", "scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1])",
-         "Q /= np.sqrt(K.shape[-1])\n    scores = Q @ np.swapaxes(K, -1, -2)", "test_arguments_unchanged",
-         "changed its argument `Q` in place", named="changed-in-place"),
+    edit("the mask inverted in place", "attention", "scores = np.where(mask, scores, -np.inf)",
+         "forbidden = np.asarray(mask)\n        np.logical_not(forbidden, out=forbidden)  # True: forbidden\n"
+         "        scores[forbidden] = -np.inf", "test_arguments_unchanged", "changed its argument `mask` in place",
+         named="changed-in-place"),
     edit("prices scaled in place", "learning", "return torch.softmax(scores, dim=-1) @ values",
          "values /= 1000  # in millions of pounds, for smaller numbers\n    return torch.softmax(scores, dim=-1) @ values "
          "* 1000", "test_arguments_unchanged", "changed its argument `values` in place", named="changed-in-place"),
