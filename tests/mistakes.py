@@ -916,6 +916,11 @@ MISTAKES += [
     edit("the pattern squeezed", "gpt2_heads", "return tokens, attentions[layer][0, head].numpy()",
          "return tokens, attentions[layer][0, head].squeeze().numpy()", "test_return_types",
          "keep all 2 dimensions", named="wrong-return-type"),
+    edit("attend's weights as a list", "attention", "return weights @ np.asarray(values, dtype=float), weights",
+         "return weights @ np.asarray(values, dtype=float), weights.tolist()", "test_return_types",
+         "wrap it in `np.asarray`", named="wrong-return-type"),
+    edit("shares as a list", "gpt2_values", "return sizes / sizes.sum()", "return (sizes / sizes.sum()).tolist()",
+         "test_return_types", "wrap it in `np.asarray`", named="wrong-return-type"),
     # The caller's arguments changed in place, where a mistake would write (issue 48).
     edit("the mask inverted in place", "attention", "scores = np.where(mask, scores, -np.inf)",
          "forbidden = np.asarray(mask)\n        np.logical_not(forbidden, out=forbidden)  # True: forbidden\n"
