@@ -186,9 +186,8 @@ def _mistakes(where: str, table) -> dict[str, str]:
 
 
 def _check_returns(where: str, exercise: Exercise):
-    """Every function, and no other, promises a type (tests/engine/test_verify.py reads each phrase)."""
-    if missing := [name for name in exercise.functions if name not in exercise.returns]:
-        raise RegistryError(f"{where}: returns says nothing of {missing[0]}(); each function promises a type")
+    """Only its functions promise types (that each of the kit's does, in a phrase that reads, is
+    tests/engine/test_verify.py's to hold: an exercise being written may not have its promises yet)."""
     if extra := [name for name in exercise.returns if name not in exercise.functions]:
         raise RegistryError(f"{where}: returns names {extra[0]}(), which is not one of its functions")
 

@@ -69,6 +69,7 @@ def test_a_message_given_as_a_function_is_written_only_when_the_check_fails():
 def test_every_function_promises_a_type_in_words_the_rule_reads():
     for exercise in registry.EXERCISES:
         for name in exercise.functions:
+            assert name in exercise.returns, f"{exercise.module}.{name} promises no type in exercises.toml"
             promised = exercise.returns[name]
             for phrase in promised.values() if isinstance(promised, dict) else [promised]:
                 assert promises.says(promises.parse(phrase))
