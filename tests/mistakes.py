@@ -909,7 +909,7 @@ MISTAKES += [
          "query, keys, values = (torch.as_tensor(x) for x in (query, keys, values))", "test_return_types",
          "integers in, integers out", named="wrong-return-type"),
     edit("losses kept as tensors", "learning", "losses.append(loss.item())", "losses.append(loss)",
-         "test_return_types", "item 0 of what", named="wrong-return-type"),
+         "test_return_types", "item [1][0] of what", named="wrong-return-type"),
     edit("a float32 share", "gpt2_heads", "return float(np.asarray(pattern)[row, column])",
          "return np.asarray(pattern)[row, column]", "test_return_types", "float32 is not what the docstring asks",
          named="wrong-return-type"),

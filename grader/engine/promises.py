@@ -94,52 +94,52 @@ def received(value) -> str:
         type(value), f"a {type(value).__name__}")
 
 
-def broken(value, promise: tuple, what: str, verb: str = "returns") -> str | None:
-    """How ``value`` breaks ``promise``, as a sentence about ``what`` (the call: "... returns"; an item of its
-    answer: "... is"), or None."""
+def broken(value, promise: tuple, what: str, item: str = "") -> str | None:
+    """How ``value`` breaks ``promise``, as a sentence about ``what`` (the call), or None. ``item`` is where
+    ``value`` lies inside the call's answer (``[1][0]``: item 0 of its item 1), empty for the answer itself."""
     kind = promise[0]
+    said = _Sentence(what, item, value, promise)
     if kind == "any":
         return None
     if kind == "tuple":
         items = promise[1]
         if not isinstance(value, (tuple, list)) or len(value) != len(items):
-            return _sentence(what, verb, value, promise, f"return the {len(items)} things as a tuple, `return a, b`")
-        return _first(value, items, what)
+            return said(f"return the {len(items)} things as a tuple, `return a, b`")
+        return _first(value, items, what, item)
     if kind == "list":
         if not isinstance(value, list):
-            fix = "make it a list (`.tolist()`, or `list(...)`)" if isinstance(value, (tuple, np.ndarray)) else \
-                "collect the items in a list"
-            return _sentence(what, verb, value, promise, fix)
-        return _first(value, [promise[1]] * len(value), what)
+            return said("make it a list (`.tolist()`, or `list(...)`)" if isinstance(value, (tuple, np.ndarray))
+                        else "collect the items in a list")
+        return _first(value, [promise[1]] * len(value), what, item)
     if kind == "str":
-        return None if isinstance(value, str) else _sentence(what, verb, value, promise, "return the text itself")
+        return None if isinstance(value, str) else said("return the text itself")
     if kind == "float":
-        if isinstance(value, float) and not isinstance(value, np.floating) or type(value) is np.float64:
+        if (isinstance(value, float) and not isinstance(value, np.floating)) or type(value) is np.float64:
             return None
-        return _sentence(what, verb, value, promise, _to_float(value))
-    return _numbers(value, promise, what, verb)
+        return said(_to_float(value))
+    return _numbers(value, promise, said)
 
 
-def _numbers(value, promise: tuple, what: str, verb: str) -> str | None:
+def _numbers(value, promise: tuple, said) -> str | None:
+    """How an array or a tensor breaks its promise: kind, dtype family, number of dimensions, in that order."""
     kind, family, rank = promise
     is_tensor = isinstance(value, TensorData)
     if kind == "tensor" and not is_tensor:
-        return _sentence(what, verb, value, promise, "compute it with torch (`torch.as_tensor(x, dtype=torch.float64)` "
-                                               "for each input), not numpy or Python numbers")
+        return said("compute it with torch (`torch.as_tensor(x, dtype=torch.float64)` for each input), not numpy "
+                    "or Python numbers")
     if kind == "array" and is_tensor and value.grad:
-        return _sentence(what, verb, value, promise, "a tensor with a gradient history is no array for the caller: "
-                                               "`.detach().numpy()` (or compute it under `torch.no_grad()`)")
+        return said("a tensor with a gradient history is no array for the caller: `.detach().numpy()` (or compute "
+                    "it under `torch.no_grad()`)")
     if not isinstance(value, np.ndarray):
-        fix = "wrap it in `np.asarray`" if isinstance(value, (list, tuple)) else \
-            "return the array itself, not a number taken out of it"
-        return _sentence(what, verb, value, promise, fix)
+        return said("wrap it in `np.asarray`" if isinstance(value, (list, tuple)) else
+                    "return the array itself, not a number taken out of it")
     if value.dtype.kind != _FAMILIES[family]:
-        fix = ("turn the inputs into floats first (`np.asarray(x, dtype=float)`): integers in, integers out"
-               if family == "float" else "compare, or build it with `dtype=bool`: True may attend, False may not")
-        return _sentence(what, verb, value, promise, fix)
+        floats = "`torch.as_tensor(x, dtype=torch.float64)`" if kind == "tensor" else "`np.asarray(x, dtype=float)`"
+        return said(f"turn the inputs into floats first ({floats}): integers in, integers out" if family == "float"
+                    else "compare, or build it with `dtype=bool`: True may attend, False may not")
     if rank is not None and value.ndim != rank:
-        return _sentence(what, verb, value, promise, f"keep all {rank} dimensions, even those of size 1 (no `squeeze`, "
-                                               "`[0]` or `.item()` on the way out)")
+        return said(f"keep all {rank} dimensions, even those of size 1 (no `squeeze`, `[0]` or `.item()` on the "
+                    "way out)")
     return None
 
 
@@ -153,13 +153,20 @@ def _to_float(value) -> str:
     return "return the number itself, as a float"
 
 
-def _first(values, promises, what: str) -> str | None:
-    """The first item of a tuple or list that breaks its promise, named by its position."""
+def _first(values, promises, what: str, item: str) -> str | None:
+    """The first item of a tuple or list that breaks its promise, named by its place in the answer."""
     for position, (value, promise) in enumerate(zip(values, promises)):
-        if problem := broken(value, promise, f"item {position} of what {what} returns", "is"):
+        if problem := broken(value, promise, what, f"{item}[{position}]"):
             return problem
     return None
 
 
-def _sentence(what: str, verb: str, value, promise: tuple, fix: str) -> str:
-    return f"{what} {verb} {received(value)}; the docstring promises {says(promise)}: {fix}."
+class _Sentence:
+    """The verdict on one value, given the fix: "f() returns a list; the docstring promises ...: wrap it ..."."""
+
+    def __init__(self, what: str, item: str, value, promise: tuple):
+        self.subject = f"item {item} of what {what} returns is" if item else f"{what} returns"
+        self.value, self.promise = value, promise
+
+    def __call__(self, fix: str) -> str:
+        return f"{self.subject} {received(self.value)}; the docstring promises {says(self.promise)}: {fix}."
