@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from grader.engine import verify
-from grader.checks.promised import promised
+from grader.checks.promised import kept, promised
 from grader.lesson import lesson
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.checks.gpt2_readouts import TOLERANCE, look_alikes, read_patterns, slip_in
@@ -394,8 +394,8 @@ def test_lesson_claim_layer_4_average(submission, real_shares):
 def test_return_types(submission, kit, text):
     """The tokens are a list of strings, the patterns 2-D numpy arrays of floats, the share a Python float."""
     heads, size = submission.gpt2_heads, len(kit.gpt2.token_ids(TINY.tokenizer(), text))
-    for name, where in [("head_pattern", (1, 2)), ("layer_average", (1,))]:
-        promised(getattr(heads, name), TINY, TINY.tokenizer(), text, *where, what=f"{name}(..., {text!r}, ...)")
+    for name, where in [("head_pattern", (1, 2)), ("layer_average", (1,))]:  # read as every check reads them
+        kept(getattr(heads, name), read_patterns(submission, name, TINY, text, *where), f"{name}(..., {text!r}, ...)")
     ids = kit.gpt2.token_ids(TINY.tokenizer(), text)
     promised(heads.recompute_head_pattern, TINY.without_attentions(), ids, 1, 2,
              what=f"recompute_head_pattern(model, ids of {text!r}, 1, 2)", shape=(size, size))
