@@ -820,7 +820,7 @@ def recompute_head_pattern(model, input_ids, layer, head):
     scores = q @ k.T / math.sqrt(head_dim)
     T = scores.shape[0]
     scores = scores.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
-    return torch.softmax(scores, dim=-1)  # a tensor: the grader turns it into an array
+    return torch.softmax(scores, dim=-1)  # a tensor with no gradient history stands for an array
 '''
 
 HEADS_TRANSFORMER_LENS = '''\

@@ -1,10 +1,14 @@
-"""Plain data across the sandbox boundary, and the framing of the messages that carry it.
+"""Plain data across the sandbox boundary, each value of its kind.
 
 Everything a worker sends back is turned into JSON here, *inside the worker*,
-and the judge rebuilds only builtins and numpy arrays of numbers from it. No
-object the learner defined ever reaches the judge: a class whose ``==`` always
-says True arrives as an :class:`Unsupported` marker, a float subclass arrives
-as its float value, and pickle is never used, so no code runs on decoding.
+and the judge rebuilds only builtins, numpy arrays and numpy scalars of
+numbers, and :class:`TensorData` (a tensor's numbers and whether it had a
+gradient history) from it, every field checked first. Each keeps its kind,
+dtype and shape, so that a check can hold an answer to the type its docstring
+promises (:func:`grader.engine.verify.returns`). No object the learner defined
+ever reaches the judge: a class whose ``==`` always says True arrives as an
+:class:`Unsupported` marker, a float subclass arrives as its float value, and
+pickle is never used, so no code runs on decoding.
 
 Arguments travel the same way in the other direction. A GPT-2 model cannot be
 sent, so the judge sends a :class:`ModelSpec` and the worker builds the model
