@@ -1985,20 +1985,22 @@ FLAWED = [
            _learning_with(_SGD, "optimizer = torch.optim.Adam([log_sharpness], lr=lr)"),
            {"test_fit_recovers_sharpness": "Adam", "test_fit_losses_go_down": "Adam",
             "test_fit_follows_gradient_descent": "Adam", "test_fit_keeps_sharpness_positive": "Adam",
-            "test_fit_noisy_answers": "Adam", "test_fit_matches_reference": "the first 20 losses"}),
+            "test_fit_noisy_answers": "Adam", "test_fit_matches_reference": "the first 20 losses",
+            "test_return_types": "numbers are not the right ones"}),
     # With lr 5e-4 momentum carries the lesson's fit from 0.1 past 1.5 and onto the flat part: it never comes back.
     Flawed("learning: torch.optim.SGD with momentum=0.9",
            _learning_with(_SGD, "optimizer = torch.optim.SGD([log_sharpness], lr=lr, momentum=0.9)"),
            {"test_fit_recovers_sharpness": "momentum", "test_fit_losses_go_down": "momentum",
             "test_fit_follows_gradient_descent": "momentum", "test_fit_noisy_answers": "momentum",
-            "test_fit_matches_reference": "the first 20 losses"}),
+            "test_fit_matches_reference": "the first 20 losses", "test_return_types": "numbers are not the right ones"}),
     # LBFGS takes steps of its own size: from 2 it overshoots the gentle case and ends near 0.
     Flawed("learning: torch.optim.LBFGS, one loss per step",
            {"learning": LEARNING_TORCH_FUNC_SGD[:LEARNING_TORCH_FUNC_SGD.index("def fit_sharpness")] + _LBFGS_FIT
             + "\n\n" + LEARNING_TORCH_FUNC_SGD[LEARNING_TORCH_FUNC_SGD.index("def fit_nearest_key"):]},
            {"test_fit_recovers_sharpness": "Follow the docstring's steps",
             "test_fit_losses_go_down": "was not lr times the gradient",
-            "test_fit_follows_gradient_descent": "not lr times the gradient", "test_fit_matches_reference": ""}),
+            "test_fit_follows_gradient_descent": "not lr times the gradient", "test_fit_matches_reference": "",
+            "test_return_types": "numbers are not the right ones"}),
     Flawed("learning: the slope as a forward difference with h = 1e-3",
            {"learning": LEARNING_TORCH_FUNC_SGD[:LEARNING_TORCH_FUNC_SGD.index("def answer_slope")] + _COARSE_SLOPE
             + "\n\n" + LEARNING_TORCH_FUNC_SGD[LEARNING_TORCH_FUNC_SGD.index("def nearest_slope"):]},
@@ -2029,7 +2031,8 @@ def softmax(x, axis=-1):
     Flawed("attention: PyTorch's reference sdpa for attend too, which divides by sqrt(d)",
            {"attention": _replaced(ATTENTION_PYTORCH_REFERENCE, "_sdpa(q[None, :], k, v, scale=1.0)",
                                    "_sdpa(q[None, :], k, v)")},
-           {"test_two_number_example": "divided by sqrt(d)", "test_attend_matches_reference": ""}),
+           {"test_two_number_example": "divided by sqrt(d)", "test_attend_matches_reference": "",
+            "test_return_types": "numbers are not the right ones"}),
     Flawed("attention: PyTorch's additive causal mask (0 and -inf), which its sdpa adds",
            {"attention": _replaced(_replaced(
                ATTENTION_PYTORCH_REFERENCE, "torch.ones(n, n, dtype=torch.bool).tril(diagonal=0).numpy()",
@@ -2054,7 +2057,8 @@ def softmax(x, axis=-1):
     k = key.reshape(-1, n_head, head_dim)[:, head]
 ''', '''    per_head = captured["qkv"][0].reshape(-1, n_head, 3, head_dim)
     q, k = per_head[:, head, 0], per_head[:, head, 1]
-''')}, {"test_recompute_head_pattern": "GPT-NeoX's layout", "test_recompute_matches_reference": ""}),
+''')}, {"test_recompute_head_pattern": "GPT-NeoX's layout", "test_recompute_matches_reference": "",
+        "test_return_types": "numbers are not the right ones"}),
 ]
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -395,19 +395,34 @@ def test_arguments_unchanged(submission, kind):
         expect_follow_scores(weights, scores)
 
 
+def right_attention(Q, K, V, mask=None, scaled=True):
+    """(output, weights) as the lesson computes them: softmax of the dot products (over sqrt(d) when ``scaled``,
+    -inf where ``mask`` is False), then the weights times the values. One query or a matrix of them."""
+    Q, K, V = (np.asarray(x, dtype=float) for x in (Q, K, V))
+    scores = Q @ K.T / (np.sqrt(K.shape[-1]) if scaled else 1.0)
+    if mask is not None:
+        scores = np.where(np.asarray(mask, dtype=bool), scores, -np.inf)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return np.dot(weights, V), weights
+
+
 @pytest.mark.points(1)
 def test_return_types(submission):
-    """attend and scaled_dot_product_attention return numpy arrays of floats, causal_mask one of booleans."""
+    """attend and scaled_dot_product_attention return numpy arrays of floats, causal_mask one of booleans: the right
+    ones."""
     attention = submission.attention
     for query, keys, values in [(QUERY, KEYS, VALUES), (list(QUERY), np.asarray(KEYS).tolist(), [[1], [2], [3],
                                                                                                [4], [5]]),
                                 (np.array([1, 0]), np.array([[2, 1]]), np.array([[7, 5]]))]:
-        promised(attention.attend, query, keys, values, what=f"attend(query, {len(keys)} keys, values)")
+        promised(attention.attend, query, keys, values, what=f"attend(query, {len(keys)} keys, values)",
+                 expected=right_attention(query, keys, values, scaled=False))
     Q = np.array([[1, 0], [0, 1], [1, 1]])
     for mask in [None, np.tri(3, dtype=bool)]:
         promised(attention.scaled_dot_product_attention, Q, Q, Q, mask,
-                 what=f"scaled_dot_product_attention(Q, K, V, mask={'None' if mask is None else 'causal'})")
+                 what=f"scaled_dot_product_attention(Q, K, V, mask={'None' if mask is None else 'causal'})",
+                 expected=right_attention(Q, Q, Q, mask))
     promised(attention.scaled_dot_product_attention, Q[:1].tolist(), Q[:1].tolist(), [[4.0]], None,
-             what="scaled_dot_product_attention(one query, one key, one value)")
+             what="scaled_dot_product_attention(one query, one key, one value)", expected=([[4.0]], [[1.0]]))
     for n in (1, 4):
-        promised(attention.causal_mask, n, what=f"causal_mask({n})", shape=(n, n))
+        promised(attention.causal_mask, n, what=f"causal_mask({n})", shape=(n, n), expected=np.tri(n, dtype=bool))

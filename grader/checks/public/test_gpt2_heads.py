@@ -392,12 +392,17 @@ def test_lesson_claim_layer_4_average(submission, real_shares):
 @pytest.mark.points(1)
 @pytest.mark.parametrize("text", [EDGE_TEXTS["one-token"], LESSON], ids=["one-token", "lesson"])
 def test_return_types(submission, kit, text):
-    """The tokens are a list of strings, the patterns 2-D numpy arrays of floats, the share a Python float."""
-    heads, size = submission.gpt2_heads, len(kit.gpt2.token_ids(TINY.tokenizer(), text))
-    for name, where in [("head_pattern", (1, 2)), ("layer_average", (1,))]:  # read as every check reads them
-        kept(getattr(heads, name), read_patterns(submission, name, TINY, text, *where), f"{name}(..., {text!r}, ...)")
+    """The tokens are a list of strings, the patterns 2-D numpy arrays of floats, the share a Python float: the right
+    ones."""
+    heads, (tokens, attentions) = submission.gpt2_heads, truth(kit, text)
+    for name, where, pattern in [("head_pattern", (1, 2), attentions[1, 2]),
+                                 ("layer_average", (1,), attentions[1].mean(axis=0))]:  # read as every check reads them
+        kept(getattr(heads, name), read_patterns(submission, name, TINY, text, *where), f"{name}(..., {text!r}, ...)",
+             expected=(tokens, pattern), atol=TOLERANCE, rtol=TOLERANCE)
     ids = kit.gpt2.token_ids(TINY.tokenizer(), text)
     promised(heads.recompute_head_pattern, TINY.without_attentions(), ids, 1, 2,
-             what=f"recompute_head_pattern(model, ids of {text!r}, 1, 2)", shape=(size, size))
-    promised(heads.attention_share, list(SHARE_TOKENS), share_pattern(SHARE_TOKENS, 2).astype(np.float32), "it",
-             "cat", what="attention_share(tokens, a float32 pattern as GPT-2 gives it, 'it', 'cat')")
+             what=f"recompute_head_pattern(model, ids of {text!r}, 1, 2)", shape=(len(tokens), len(tokens)),
+             expected=attentions[1, 2], atol=TOLERANCE, rtol=TOLERANCE)
+    pattern = share_pattern(SHARE_TOKENS, 2).astype(np.float32)
+    promised(heads.attention_share, list(SHARE_TOKENS), pattern, "it", "cat",
+             what="attention_share(tokens, a float32 pattern as GPT-2 gives it, 'it', 'cat')", expected=pattern[7, 1])

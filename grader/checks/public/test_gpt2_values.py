@@ -290,10 +290,16 @@ def test_lesson_claim_value_4_3(submission, kit, real_gpt2):
 
 @pytest.mark.points(1)
 @pytest.mark.parametrize("text", ["one-token", "lesson"])
-def test_return_types(submission, kit, truths, text):
-    """head_vectors, head_output and value_contributions return 2-D (and 1-D) numpy arrays of floats."""
-    spec = MODELS["standard"]
-    ids = list(truths["standard"]["ids"]) if text == "lesson" else kit.gpt2.token_ids(spec.tokenizer(), "The")
+def test_return_types(submission, truths, text):
+    """head_vectors, head_output and value_contributions return 2-D (and 1-D) numpy arrays of floats: the right ones.
+
+    The text of one token is the lesson's first ("The"): causal, its vectors are those it has in the sentence."""
+    truth = truths["standard"]
+    count = len(truth["ids"]) if text == "lesson" else 1
+    head = {name: truth[name][1, 2, :count] for name in ("queries", "keys", "values", "outputs")}
+    expected = {"head_vectors": (head["queries"], head["keys"], head["values"]), "head_output": head["outputs"],
+                "value_contributions": lesson.value_shares(truth["attentions"][1, 2, 0, :count], head["values"])}
     for name, where in [("head_vectors", (1, 2)), ("head_output", (1, 2)), ("value_contributions", (1, 2, 0))]:
-        promised(getattr(submission.gpt2_values, name), spec, ids, *where, what=f"{name}(model, ids of the {text} "
-                 "text, ...)")
+        promised(getattr(submission.gpt2_values, name), MODELS["standard"], list(truth["ids"][:count]), *where,
+                 what=f"{name}(model, ids of the {text} text, ...)", expected=expected[name], atol=TOLERANCE,
+                 rtol=TOLERANCE)

@@ -404,18 +404,28 @@ def test_very_sharp_answers(submission, cases):
 @pytest.mark.points(1)
 @pytest.mark.parametrize("kind", ["integers", "floats"])
 def test_return_types(submission, kind):
-    """The answers are float tensors, 0-d for one query; slopes, fitted numbers and losses are Python floats."""
+    """The answers are float tensors, 0-d for one query; slopes, fitted numbers and losses are Python floats: the
+    right ones."""
     made = (lambda x: np.array(x).round().astype(int)) if kind == "integers" else (lambda x: np.array(x, dtype=float))
     keys, values, learning = made(BEDROOMS), made(PRICES), submission.learning
-    for name in ("soft_answer", "nearest_answer"):
-        function, extra = getattr(learning, name), (1.5,) * (name == "soft_answer")
-        promised(function, 3, keys, values, *extra, case="one query", what=f"{name}(3, {kind} records)")
+    for name, extra, right in [("soft_answer", (1.5,), lambda q: soft_answers(q, 1.5, keys, values)[0]),
+                               ("nearest_answer", (), lambda q: nearest_answers(q, keys, values))]:
+        function = getattr(learning, name)
+        promised(function, 3, keys, values, *extra, case="one query", what=f"{name}(3, {kind} records)",
+                 expected=right(3))
         promised(function, made([1, 3, 4]), keys, values, *extra, case="several queries",
-                 what=f"{name}(three queries, {kind} records)")
-    promised(learning.answer_slope, 3, keys, values, 1.5, what=f"answer_slope(3, {kind} records, 1.5)")
-    promised(learning.nearest_slope, 3, keys, values, what=f"nearest_slope(3, {kind} records)")
-    queries = made(NINE_QUERIES)
-    promised(learning.fit_sharpness, queries, soft_answers(NINE_QUERIES, 1.5)[0], keys, values, 0.4, 3,
-             what=f"fit_sharpness(nine queries, {kind} records, start=0.4, steps=3)")
-    promised(learning.fit_nearest_key, queries, nearest_answers(NINE_QUERIES), keys, values, 2, 3.2, 3,
-             what=f"fit_nearest_key(nine queries, {kind} records, which=2, start=3.2, steps=3)")
+                 what=f"{name}(three queries, {kind} records)", expected=right([1, 3, 4]))
+    promised(learning.answer_slope, 3, keys, values, 1.5, what=f"answer_slope(3, {kind} records, 1.5)",
+             expected=(soft_answers(3, 1.5, keys, values)[0], soft_slope(3, 1.5, keys, values)), atol=SLOPE_ATOL)
+    promised(learning.nearest_slope, 3, keys, values, what=f"nearest_slope(3, {kind} records)",
+             expected=(nearest_answers(3, keys, values), 0.0))
+    queries, answers, nearest = made(NINE_QUERIES), soft_answers(NINE_QUERIES, 1.5)[0], nearest_answers(NINE_QUERIES)
+    promised(learning.fit_sharpness, queries, answers, keys, values, 0.4, 3,
+             what=f"fit_sharpness(nine queries, {kind} records, start=0.4, steps=3)",
+             expected=judge_descent.descend(queries, answers, 0.4, 3, 5e-4), rtol=LOSS_RTOL)
+    moved = BEDROOMS.copy()
+    moved[2] = 3.2
+    loss = float(np.mean((nearest_answers(queries, moved) - nearest) ** 2))
+    promised(learning.fit_nearest_key, queries, nearest, keys, values, 2, 3.2, 3,
+             what=f"fit_nearest_key(nine queries, {kind} records, which=2, start=3.2, steps=3)",
+             expected=(3.2, [loss] * 3), rtol=LOSS_RTOL)

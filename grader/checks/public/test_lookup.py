@@ -7,6 +7,7 @@ from grader.engine import verify
 from grader.checks.promised import promised
 from grader.engine.errors import SubmissionError
 from grader.engine.results import ErrorKind
+from grader.checks.learning_numpy import soft_answers
 from grader.checks.lookup_weights import (expect_closer_keys_weigh_more, fail_if_look_alike, right_weights,
                                          underflow_cause)
 from grader.lesson import lesson
@@ -403,10 +404,12 @@ def test_arguments_unchanged(submission, keys, values, exact, nearest, soft_quer
 @pytest.mark.points(1)
 @pytest.mark.parametrize("kind", ["integers", "floats"])
 def test_return_types(submission, kind):
-    """soft_lookup answers a number with a float and 1-D weights, an array of queries with arrays, of floats."""
+    """soft_lookup answers a number with a float and 1-D weights, an array of queries with arrays, of floats (the
+    right ones)."""
     made = (lambda x: np.array(x, dtype=int)) if kind == "integers" else (lambda x: np.array(x, dtype=float))
     keys, values = made(BEDROOMS), made(PRICES)
     for query, case, sharpness in [(3, "one query", 1.5), (made([3]).reshape(()), "one query", 1000),
                                    (made([1, 3]), "several queries", 1.5), (made([2]), "several queries", 1000)]:
         promised(submission.lookup.soft_lookup, query, keys, values, sharpness, case=case,
-                 what=f"soft_lookup({verify.show(query)}, {kind} keys and prices, sharpness={sharpness:g})")
+                 what=f"soft_lookup({verify.show(query)}, {kind} keys and prices, sharpness={sharpness:g})",
+                 expected=soft_answers(query, sharpness, keys, values))
