@@ -99,7 +99,7 @@ def answer_slope(query, keys, values, sharpness):
         query: one number. keys, values, sharpness: as for ``soft_answer``.
 
     Returns:
-        ``(answer, slope)``, two floats.
+        ``(answer, slope)``, two Python floats (``.item()``), not tensors.
     """
     # YOUR CODE HERE
     raise NotImplementedError("answer_slope(): replace this line with your code")
@@ -121,7 +121,7 @@ def nearest_slope(query, keys, values):
     descent on a nearest lookup never learns where to move.
 
     Returns:
-        ``(answer, slope)``, two floats.
+        ``(answer, slope)``, two Python floats (``.item()``), not tensors.
     """
     # YOUR CODE HERE
     raise NotImplementedError("nearest_slope(): replace this line with your code")

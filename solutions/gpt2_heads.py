@@ -82,7 +82,8 @@ def attention_share(tokens, pattern, from_token, to_token):
         from_token, to_token: the two tokens, with or without the marker.
 
     Returns:
-        A float.
+        A Python float (``float(...)``: a float32 read out of GPT-2's
+        pattern is not one).
 
     Raises:
         ValueError: a token is not in ``tokens``; the message names it and

@@ -106,7 +106,7 @@ def answer_slope(query, keys, values, sharpness):
         query: one number. keys, values, sharpness: as for ``soft_answer``.
 
     Returns:
-        ``(answer, slope)``, two floats.
+        ``(answer, slope)``, two Python floats (``.item()``), not tensors.
     """
     ### BEGIN SOLUTION
     query = torch.tensor(float(query), dtype=torch.float64, requires_grad=True)
@@ -132,7 +132,7 @@ def nearest_slope(query, keys, values):
     descent on a nearest lookup never learns where to move.
 
     Returns:
-        ``(answer, slope)``, two floats.
+        ``(answer, slope)``, two Python floats (``.item()``), not tensors.
     """
     ### BEGIN SOLUTION
     query = torch.tensor(float(query), dtype=torch.float64, requires_grad=True)

@@ -90,8 +90,9 @@ def soft_lookup(query, keys, values, sharpness=1.0):
             gets the same weight); 1.0 when it is not given.
 
     Returns:
-        For a number: ``(answer, weights)`` with a float answer and weights
-        of shape ``(len(keys),)``. For ``q`` queries: an array of ``q``
+        For a number: ``(answer, weights)`` with a float answer (a Python
+        float or np.float64, not a 0-d array or tensor) and weights, a numpy
+        array of floats, of shape ``(len(keys),)``. For ``q`` queries: an array of ``q``
         answers and a weights matrix of shape ``(q, len(keys))`` whose row
         ``i`` belongs to query ``i``. Use your ``softmax`` from exercise 1.
     """

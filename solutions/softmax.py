@@ -47,7 +47,8 @@ def softmax(x, axis=-1):
         axis: the axis along which the weights must sum to 1 (default: last).
 
     Returns:
-        A float array of the same shape as ``x``.
+        A numpy array of floats of the same shape as ``x`` (float32 is fine,
+        and so is a torch tensor with no gradient history; a list is not).
     """
     ### BEGIN SOLUTION
     x = np.asarray(x, dtype=float)

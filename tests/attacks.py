@@ -653,7 +653,8 @@ import gc, json, os, socket, struct, sys
 JUNK = [[[{"a": [1e308, -1, None, "\\x1b[2J"]}]]]
 FORGERIES = {  # one per function: an error record of wrong types, huge numbers, values that cannot be rebuilt
     "exact_lookup": {"error": {"kind": ["refused"], "type": {"x": JUNK}, "message": JUNK, "where": [JUNK, 10**40, {}]}},
-    "nearest_lookup": {"value": {"float": 10**400}},
+    "nearest_lookup": {"value": {"tuple": [{"float": 10**400}, {"tensor": {"dtype": "<f8", "shape": [10**30], "data": "",
+                                                                   "grad": "yes"}}, {"scalar": {"dtype": "|O8"}}]}},
     "soft_lookup": {"value": {"array": {"dtype": "<f8", "shape": [10**30, 10**30], "data": ""}}, "arguments": JUNK},
 }
 

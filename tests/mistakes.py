@@ -892,3 +892,41 @@ def head_output(model, input_ids, layer, head):
     edit("shares of the last token, whatever the position", "gpt2_values", "sizes = weights[position] *",
          "sizes = weights[-1] *", "test_value_contributions_matches_reference", "expected"),
 ]
+
+MISTAKES += [
+    # Return types the docstrings promise, judged by one rule (issue 48): values right, types not.
+    edit("softmax returns a list", "softmax", "return exps / np.sum(exps, axis=axis, keepdims=True)",
+         "return (exps / np.sum(exps, axis=axis, keepdims=True)).tolist()", "test_return_types",
+         "wrap it in `np.asarray`", named="wrong-return-type"),
+    edit("soft lookup's weights as a list", "lookup", "return float(answers), weights",
+         "return float(answers), list(weights)", "test_return_types", "wrap it in `np.asarray`",
+         named="wrong-return-type"),
+    edit("slopes returned as tensors", "learning", "return answer.item(), query.grad.item()",
+         "return answer, query.grad", "test_return_types", "`.item()`, which also drops its gradient history",
+         named="wrong-return-type"),
+    edit("nearest answer's tensors made without a dtype", "learning",
+         "query, keys, values = (torch.as_tensor(x, dtype=torch.float64) for x in (query, keys, values))",
+         "query, keys, values = (torch.as_tensor(x) for x in (query, keys, values))", "test_return_types",
+         "integers in, integers out", named="wrong-return-type"),
+    edit("losses kept as tensors", "learning", "losses.append(loss.item())", "losses.append(loss)",
+         "test_return_types", "item [1][0] of what", named="wrong-return-type"),
+    edit("a float32 share", "gpt2_heads", "return float(np.asarray(pattern)[row, column])",
+         "return np.asarray(pattern)[row, column]", "test_return_types", "float32 is not what the docstring asks",
+         named="wrong-return-type"),
+    edit("the pattern squeezed", "gpt2_heads", "return tokens, attentions[layer][0, head].numpy()",
+         "return tokens, attentions[layer][0, head].squeeze().numpy()", "test_return_types",
+         "keep all 2 dimensions", named="wrong-return-type"),
+    edit("attend's weights as a list", "attention", "return weights @ np.asarray(values, dtype=float), weights",
+         "return weights @ np.asarray(values, dtype=float), weights.tolist()", "test_return_types",
+         "wrap it in `np.asarray`", named="wrong-return-type"),
+    edit("shares as a list", "gpt2_values", "return sizes / sizes.sum()", "return (sizes / sizes.sum()).tolist()",
+         "test_return_types", "wrap it in `np.asarray`", named="wrong-return-type"),
+    # The caller's arguments changed in place, where a mistake would write (issue 48).
+    edit("the mask inverted in place", "attention", "scores = np.where(mask, scores, -np.inf)",
+         "forbidden = np.asarray(mask)\n        np.logical_not(forbidden, out=forbidden)  # True: forbidden\n"
+         "        scores[forbidden] = -np.inf", "test_arguments_unchanged", "changed its argument `mask` in place",
+         named="changed-in-place"),
+    edit("prices scaled in place", "learning", "return torch.softmax(scores, dim=-1) @ values",
+         "values /= 1000  # in millions of pounds, for smaller numbers\n    return torch.softmax(scores, dim=-1) @ values "
+         "* 1000", "test_arguments_unchanged", "changed its argument `values` in place", named="changed-in-place"),
+]

@@ -243,6 +243,8 @@ def soft_lookup(query, keys, values, sharpness=1.0):
     k = torch.as_tensor(keys, dtype=torch.float32)
     v = torch.as_tensor(values, dtype=torch.float32)
     weights = (-sharpness * (q.unsqueeze(-1) - k).pow(2)).softmax(dim=-1)
+    if q.ndim == 0:  # the docstring promises a float answer: a tensor stands for an array, never for a float
+        return (weights @ v).item(), weights
     return weights @ v, weights
 '''
 
@@ -280,6 +282,8 @@ def soft_lookup(query, keys, values, sharpness=1.0):
 LOOKUP_LOOPS_MATH = '''\
 import math
 
+import numpy as np  # the loops' lists made arrays at the end: the docstring promises arrays
+
 
 def exact_lookup(query, keys, values):
     return next((value for key, value in zip(keys, values) if key == query), None)
@@ -304,13 +308,13 @@ def soft_lookup(query, keys, values, sharpness=1.0):
             answer, weights = soft_lookup(float(q), keys, values, sharpness)
             answers.append(answer)
             rows.append(weights)
-        return answers, rows
+        return np.asarray(answers), np.asarray(rows)
     scores = [-sharpness * (query - float(key)) ** 2 for key in keys]
     top = max(scores)
     exps = [math.exp(score - top) for score in scores]
     total = math.fsum(exps)
     weights = [e / total for e in exps]
-    return math.fsum(w * float(v) for w, v in zip(weights, values)), weights
+    return math.fsum(w * float(v) for w, v in zip(weights, values)), np.asarray(weights)
 '''
 
 
@@ -816,7 +820,7 @@ def recompute_head_pattern(model, input_ids, layer, head):
     scores = q @ k.T / math.sqrt(head_dim)
     T = scores.shape[0]
     scores = scores.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
-    return torch.softmax(scores, dim=-1)  # a tensor: the grader turns it into an array
+    return torch.softmax(scores, dim=-1)  # a tensor with no gradient history stands for an array
 '''
 
 HEADS_TRANSFORMER_LENS = '''\
@@ -1883,7 +1887,7 @@ RIGHT: dict[str, dict[str, str]] = {
     "lookup: a reversed dict, min(key=), np.logaddexp": {"lookup": LOOKUP_DICT_LOGADDEXP},
     "lookup: torch float32 tensors": {"lookup": LOOKUP_TORCH_FLOAT32},
     "lookup: torch.vmap over the queries, a stable argsort": {"lookup": LOOKUP_TORCH_VMAP},
-    "lookup: plain loops, math.exp, lists returned": {"lookup": LOOKUP_LOOPS_MATH},
+    "lookup: plain loops, math.exp, the lists made arrays at the end": {"lookup": LOOKUP_LOOPS_MATH},
     "lookup: a scikit-learn-style Nadaraya-Watson estimator (fit, predict, an RBF's gamma)": {
         "lookup": LOOKUP_SKLEARN_STYLE},
     "lookup: torch.cdist's distances, F.softmax in float64": {"lookup": LOOKUP_TORCH_CDIST},
@@ -1981,20 +1985,22 @@ FLAWED = [
            _learning_with(_SGD, "optimizer = torch.optim.Adam([log_sharpness], lr=lr)"),
            {"test_fit_recovers_sharpness": "Adam", "test_fit_losses_go_down": "Adam",
             "test_fit_follows_gradient_descent": "Adam", "test_fit_keeps_sharpness_positive": "Adam",
-            "test_fit_noisy_answers": "Adam", "test_fit_matches_reference": "the first 20 losses"}),
+            "test_fit_noisy_answers": "Adam", "test_fit_matches_reference": "the first 20 losses",
+            "test_return_types": "numbers are not the right ones"}),
     # With lr 5e-4 momentum carries the lesson's fit from 0.1 past 1.5 and onto the flat part: it never comes back.
     Flawed("learning: torch.optim.SGD with momentum=0.9",
            _learning_with(_SGD, "optimizer = torch.optim.SGD([log_sharpness], lr=lr, momentum=0.9)"),
            {"test_fit_recovers_sharpness": "momentum", "test_fit_losses_go_down": "momentum",
             "test_fit_follows_gradient_descent": "momentum", "test_fit_noisy_answers": "momentum",
-            "test_fit_matches_reference": "the first 20 losses"}),
+            "test_fit_matches_reference": "the first 20 losses", "test_return_types": "numbers are not the right ones"}),
     # LBFGS takes steps of its own size: from 2 it overshoots the gentle case and ends near 0.
     Flawed("learning: torch.optim.LBFGS, one loss per step",
            {"learning": LEARNING_TORCH_FUNC_SGD[:LEARNING_TORCH_FUNC_SGD.index("def fit_sharpness")] + _LBFGS_FIT
             + "\n\n" + LEARNING_TORCH_FUNC_SGD[LEARNING_TORCH_FUNC_SGD.index("def fit_nearest_key"):]},
            {"test_fit_recovers_sharpness": "Follow the docstring's steps",
             "test_fit_losses_go_down": "was not lr times the gradient",
-            "test_fit_follows_gradient_descent": "not lr times the gradient", "test_fit_matches_reference": ""}),
+            "test_fit_follows_gradient_descent": "not lr times the gradient", "test_fit_matches_reference": "",
+            "test_return_types": "numbers are not the right ones"}),
     Flawed("learning: the slope as a forward difference with h = 1e-3",
            {"learning": LEARNING_TORCH_FUNC_SGD[:LEARNING_TORCH_FUNC_SGD.index("def answer_slope")] + _COARSE_SLOPE
             + "\n\n" + LEARNING_TORCH_FUNC_SGD[LEARNING_TORCH_FUNC_SGD.index("def nearest_slope"):]},
@@ -2020,17 +2026,20 @@ def softmax(x, axis=-1):
     np.exp(x, out=x)
     x /= x.sum(axis=axis, keepdims=True)
     return x
-'''}, {"test_arguments_unchanged": "in place", "test_lesson_scores": "Scores may be integers"}),
+'''}, {"test_arguments_unchanged": "in place", "test_lesson_scores": "Scores may be integers",
+       "test_return_types": "has no attribute"}),
     Flawed("attention: PyTorch's reference sdpa for attend too, which divides by sqrt(d)",
            {"attention": _replaced(ATTENTION_PYTORCH_REFERENCE, "_sdpa(q[None, :], k, v, scale=1.0)",
                                    "_sdpa(q[None, :], k, v)")},
-           {"test_two_number_example": "divided by sqrt(d)", "test_attend_matches_reference": ""}),
+           {"test_two_number_example": "divided by sqrt(d)", "test_attend_matches_reference": "",
+            "test_return_types": "numbers are not the right ones"}),
     Flawed("attention: PyTorch's additive causal mask (0 and -inf), which its sdpa adds",
            {"attention": _replaced(_replaced(
                ATTENTION_PYTORCH_REFERENCE, "torch.ones(n, n, dtype=torch.bool).tril(diagonal=0).numpy()",
                "torch.nn.Transformer.generate_square_subsequent_mask(n, dtype=torch.float64).numpy()"),
                "torch.as_tensor(np.asarray(mask, dtype=bool))", "torch.as_tensor(np.asarray(mask))")},
-           {"test_causal_mask": "an additive mask", "test_causal_mask_matches_reference": "an additive mask"}),
+           {"test_causal_mask": "an additive mask", "test_causal_mask_matches_reference": "an additive mask",
+            "test_return_types": "a 2-d numpy array of booleans"}),
     # transformers 5's output ends with cross_attentions, () for GPT-2: every pattern is lost, and told why.
     Flawed("gpt2_heads: bertviz's outputs[-1] for the attentions, under transformers 5",
            {"gpt2_heads": _replaced(
@@ -2039,6 +2048,7 @@ def softmax(x, axis=-1):
            {"test_tokens": "name the field", "test_head_pattern": "name the field",
             "test_pattern_is_causal_weights": "name the field", "test_layer_average": "name the field",
             "test_short_and_spaced_texts": "name the field", "test_head_pattern_matches_reference": "name the field",
+            "test_return_types": "name the field",
             "test_layer_average_matches_reference": "name the field"}),
     Flawed("gpt2_heads: c_attn's output read as GPT-NeoX lays it out, q, k and v side by side per head",
            {"gpt2_heads": _replaced(HEADS_HUGGING_FACE_HOOKS, '''\
@@ -2047,7 +2057,8 @@ def softmax(x, axis=-1):
     k = key.reshape(-1, n_head, head_dim)[:, head]
 ''', '''    per_head = captured["qkv"][0].reshape(-1, n_head, 3, head_dim)
     q, k = per_head[:, head, 0], per_head[:, head, 1]
-''')}, {"test_recompute_head_pattern": "GPT-NeoX's layout", "test_recompute_matches_reference": ""}),
+''')}, {"test_recompute_head_pattern": "GPT-NeoX's layout", "test_recompute_matches_reference": "",
+        "test_return_types": "numbers are not the right ones"}),
 ]
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -57,6 +57,11 @@ class _Function:
                                                      namespace._limits_for(self._module))
         return self._slot().call(self.__name__, args)
 
+    @property
+    def exercise(self) -> str:
+        """The exercise's module (``lookup``), the package's prefix left off: where its promises are written."""
+        return self._module.rpartition(".")[2]
+
     def once(self, *args):
         """The value, as a call gives it, but asked of the learner's worker once per submission.
 

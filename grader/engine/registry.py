@@ -85,6 +85,14 @@ class Exercise:
     # The mistakes its verdicts can name (grader.engine.verify's ``mistake=``): name -> what it is, in a line of
     # the lesson's words, as the class summary lists it. The file's shared [mistakes] are every exercise's too.
     mistakes: dict[str, str] = field(default_factory=dict)
+    # What each function returns, as its docstring promises (grader.engine.promises's phrases): function -> a
+    # phrase, or -> {case: phrase} where the answer's type depends on the arguments (one query, or many).
+    returns: dict[str, str | dict[str, str]] = field(default_factory=dict)
+
+    def promise(self, function: str, case: str = "") -> str:
+        """The phrase ``function`` keeps; ``case`` picks one where its type depends on the arguments."""
+        promised = self.returns[function]
+        return promised[case] if isinstance(promised, dict) else promised
 
     def check_files(self, hidden: bool = True) -> list[Path]:
         folders = ["public", "hidden"] if hidden else ["public"]
@@ -177,6 +185,13 @@ def _mistakes(where: str, table) -> dict[str, str]:
     return table
 
 
+def _check_returns(where: str, exercise: Exercise):
+    """Only its functions promise types (that each of the kit's does, in a phrase that reads, is
+    tests/engine/test_verify.py's to hold: an exercise being written may not have its promises yet)."""
+    if extra := [name for name in exercise.returns if name not in exercise.functions]:
+        raise RegistryError(f"{where}: returns names {extra[0]}(), which is not one of its functions")
+
+
 def shared_mistakes(path: Path = EXERCISES_FILE) -> dict[str, str]:
     """The mistakes of the file's [mistakes] table, which every exercise's checks may name (the judge does)."""
     return _mistakes(f"{path.name}, [mistakes]", tomllib.loads(path.read_text(encoding="utf-8")).get("mistakes", {}))
@@ -198,6 +213,7 @@ def load(path: Path = EXERCISES_FILE) -> tuple[Exercise, ...]:
             exercise = Exercise(**entry)
         except TypeError as error:  # a key missing
             raise RegistryError(f"{where}: {error}") from None
+        _check_returns(where, exercise)
         if exercise.needs not in NEEDS:
             raise RegistryError(f"{where}: needs is {exercise.needs!r}; give one of {', '.join(NEEDS)}")
         exercises.append(exercise)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.engine import registry
-from grader.engine.confinement import clock, codec, fork_servers, messages, scratch
+from grader.engine.confinement import clock, codec, fork_servers, framing, messages, scratch
 from grader.engine.confinement.policy import IMPORT_TIME_LIMIT, MAX_MESSAGE, MEMORY_LIMIT
 from grader.engine.confinement.scratch import ScratchBound, remove_tree
 from grader.engine.confinement.zygote import START_TIMEOUT, ForkServer, ForkServerError
@@ -174,7 +174,7 @@ class Slot:
         try:
             self.worker = (WorkerHandle(fork_server, settings) if isinstance(fork_server, ForkServer)
                            else fork_server.worker(settings))  # spawned where Linux's fork server is missing
-            ready = codec.receive(self.worker.conn, time.monotonic() + START_TIMEOUT, MAX_MESSAGE)
+            ready = framing.receive(self.worker.conn, time.monotonic() + START_TIMEOUT, MAX_MESSAGE)
         except (ForkServerError, OSError, EOFError, TimeoutError, ValueError, codec.EncodingError) as error:
             self.stop()
             raise KitError(f"a worker could not start ({type(error).__name__}: {error})") from None
@@ -211,11 +211,11 @@ class Slot:
         told, self.reads = self.reads, None  # until an answer says what the worker read, it may have read anything
         try:
             self.worker.conn.settimeout(meter.waiting_limit)  # the worker reads requests itself
-            codec.send(self.worker.conn, request)
+            framing.send(self.worker.conn, request)
             # What the call printed comes first, in a message of its own with a small bound: a worker whose
             # cap was raised by learner code has that message dropped, and its answer still counts.
-            printed = codec.receive_or_skip(self.worker.conn, deadline, self.sandbox.printed.message_bytes)
-            answer = codec.receive(self.worker.conn, deadline, MAX_MESSAGE)
+            printed = framing.receive_or_skip(self.worker.conn, deadline, self.sandbox.printed.message_bytes)
+            answer = framing.receive(self.worker.conn, deadline, MAX_MESSAGE)
             bound = self.scratch_bound  # looked at once more as the call ends, unless it just was
             filled = bound.exceeded() if bound and bound.due(scratch.LOOK_AT_THE_END_AFTER) else ""
         except (TimeoutError, socket.timeout):
@@ -240,7 +240,7 @@ class Slot:
         """The answer's fields, each of the type and range expected (:mod:`grader.engine.confinement.messages`), or the
         learner's crash if it is not our message.
 
-        ``printed`` is ``(message, size)`` as :func:`codec.receive_or_skip` read
+        ``printed`` is ``(message, size)`` as :func:`framing.receive_or_skip` read
         it. The judge caps what it keeps itself, whatever cap the worker had:
         the worker runs learner code, which can change its own. ``told`` is what
         the slot's workers had said they read before: the answer adds to it.

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from grader.engine import promises
 from grader.engine.confinement.codec import Unsupported
 
 
@@ -135,8 +136,9 @@ def all_on_the_best(scores) -> np.ndarray:
 
 
 def number(value, what: str, cause: str = "", mistake: str = "") -> float:
-    """``value`` as a float; a 0-d or one-element array counts as a number. ``cause``: why it could be NaN."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.ndarray)):
+    """``value`` as a float; a numpy scalar, a 0-d or one-element array counts as a number (the value's type is
+    :func:`returns`'s to judge). ``cause``: why it could be NaN."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number, np.ndarray)):
         fail(f"{what}: expected a number, received {_describe_type(value)}.")
     if isinstance(value, np.ndarray):
         if value.size != 1:
@@ -215,6 +217,17 @@ def ranked_like(weights, scores, axis: int = -1) -> bool:
     never_falls = np.all(rise_in_weight[rise_in_score] >= 0)
     rises = np.any(finite_rise & (rise_in_weight > 0), axis=axis) | ~np.any(finite_rise, axis=axis)
     return bool(never_falls and np.all(rises))
+
+
+def returns(value, promise: str, what: str):
+    """Fail unless ``value`` is of the type its docstring promises: ``promise``, the function's ``returns`` in
+    ``exercises.toml`` (:func:`grader.engine.registry.promise` finds it), in :mod:`grader.engine.promises`'s words.
+
+    The one rule every exercise's checks use for types: kind (float, array, tensor, list, tuple), dtype family
+    (floats, booleans) and number of dimensions; the values are the other checks'.
+    """
+    if problem := promises.broken(value, promises.parse(promise), what):
+        fail(problem, "wrong-return-type")
 
 
 def unchanged(sent: dict, after: list, what: str):

@@ -41,7 +41,7 @@ class Road:
 
 CHECK = Road("softlookup check --cases {check}")
 PYTEST = Road("pytest -k {check} --tb=short")  # the failures' section, each case with its own message
-WHOLE_REPORT = "add | less to the command for the whole report"
+WHOLE_REPORT = "add | less for the whole report"  # short: the total and this stay on one line of 80
 INDENT = "    "  # where the second line of a message starts: under the message, not flush left
 
 

@@ -133,7 +133,7 @@ def soft_lookup(query, keys, values, sharpness=1.0):
         pairs = [soft_lookup(float(q), keys, values, sharpness) for q in query]
         return np.array([a for a, _ in pairs]), np.array([w for _, w in pairs])
     weights = softmax(np.array([-sharpness * (query - k) ** 2 for k in keys]))
-    return sum(w * v for w, v in zip(weights, values)), list(weights)
+    return sum(w * v for w, v in zip(weights, values)), np.array(weights)  # the docstring promises an array
 """,
     },
     "masked with -1e9 and einsum": {
@@ -166,7 +166,7 @@ def attention_share(tokens, pattern, from_token, to_token):
         column = clean.index(to_token.replace("Ġ", " ").strip())
     except ValueError as error:  # list.index names the token; the docstring asks for the tokens there too
         raise ValueError(f"{error}: the tokens are {clean}") from None
-    return pattern[row][column]
+    return float(pattern[row][column])  # a Python float, whatever the pattern's dtype
 
 def layer_average(model, tokenizer, text, layer):
     heads = [head_pattern(model, tokenizer, text, layer, h) for h in range(model.config.n_head)]
@@ -199,7 +199,7 @@ def soft_answer(query, keys, values, sharpness):
 
 def nearest_answer(query, keys, values):
     distances = (torch.as_tensor(query, dtype=torch.float64).unsqueeze(-1) - torch.tensor(list(keys))).abs()
-    return torch.tensor(list(values))[distances.argsort(dim=-1, stable=True)[..., 0]]
+    return torch.tensor(list(values), dtype=torch.float64)[distances.argsort(dim=-1, stable=True)[..., 0]]
 
 def answer_slope(query, keys, values, sharpness):
     q = torch.tensor(float(query), dtype=torch.float64, requires_grad=True)
@@ -267,7 +267,7 @@ def value_contributions(model, input_ids, layer, head, position):
     weights = np.exp(scores - scores.max())
     weights /= weights.sum()
     sizes = [float(np.linalg.norm(weights[j] * v[j])) for j in range(position + 1)]
-    return [size / sum(sizes) for size in sizes] + [0.0] * (len(q) - position - 1)
+    return np.array([size / sum(sizes) for size in sizes] + [0.0] * (len(q) - position - 1))
 """,
     },
 }

@@ -98,16 +98,16 @@ def test_dev_check_reads_no_readme_prose(kit, capsys):
 def test_dev_check_fix_writes_the_readme_table(kit, capsys):
     readme = kit / "README.md"
     pristine = readme.read_text()
-    edit(readme, "| 27 | 5 | 32 |", "| 26 | 5 | 31 |")
+    edit(readme, "| 28 | 5 | 33 |", "| 27 | 5 | 32 |")
     assert dev_check(kit, capsys, "--fix") == (0, [f"{len(registry.EXERCISES)} exercises, all in step"])
     assert readme.read_text() == pristine
 
 
 def test_the_totals_are_read_from_the_checks_markers():
     assert {e.module: e.max_points for e in registry.EXERCISES} == {
-        "softmax": 18, "lookup": 27, "attention": 26, "gpt2_heads": 22, "learning": 32, "gpt2_values": 18}
+        "softmax": 19, "lookup": 28, "attention": 27, "gpt2_heads": 23, "learning": 33, "gpt2_values": 19}
     public = sum(check.points for e in registry.EXERCISES for check in e.checks if not check.hidden)
-    assert (sum(e.max_points for e in registry.EXERCISES), public) == (143, 115)
+    assert (sum(e.max_points for e in registry.EXERCISES), public) == (149, 121)
 
 
 # -- one planted inconsistency of each kind, and the line dev check prints for it ------------------------
@@ -291,7 +291,7 @@ def no_hint(kit):
 
 @kind
 def readme_table_edited_by_hand(kit):
-    edit(kit / "README.md", "| 27 | 5 | 32 |", "| 27 | 5 | 31 |")
+    edit(kit / "README.md", "| 28 | 5 | 33 |", "| 28 | 5 | 32 |")
     return (f"README.md:{line_of(kit / 'README.md', TABLE_START)}: the table of exercises is out of step with the "
             "registry and the checks' points: run softlookup dev check --fix")
 
@@ -491,8 +491,8 @@ def test_a_new_exercise_touches_its_own_files_and_one_registry_entry(kit, capsys
         "softlookup dev check --fix"])
     assert dev_check(kit, capsys, "--fix") == (0, ["7 exercises, all in step"])
     readme = (kit / "README.md").read_text()
-    assert "| `gpt2_values.py` | `head_vectors`, `head_output`, `value_contributions` | 14 | 4 | 18 |\n" \
-           "| `demo.py` | `demo` | 3 | 1 | 4 |\n| all 7 |  | 118 | 29 | 147 |\n" in readme
+    assert "| `gpt2_values.py` | `head_vectors`, `head_output`, `value_contributions` | 15 | 4 | 19 |\n" \
+           "| `demo.py` | `demo` | 3 | 1 | 4 |\n| all 7 |  | 124 | 29 | 153 |\n" in readme
     graded = softlookup(kit, "check", "solutions", "--exercise", "demo")
     assert graded.returncode == 0 and "Total: 4/4" in graded.stdout, graded.stdout + graded.stderr
     after = manifest(kit)

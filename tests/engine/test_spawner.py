@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from grader.engine import registry
-from grader.engine.confinement import codec, spawner, zygote
+from grader.engine.confinement import codec, framing, spawner, zygote
 from grader.engine.confinement.pipes import PipeConnection
 from grader.engine.confinement.worker import Settings
 
@@ -24,8 +24,8 @@ def connected_pair(on_end=None):
 def test_a_message_larger_than_a_pipe_crosses_whole():
     ours, theirs = connected_pair()
     value = {"weights": codec.to_plain(np.arange(200_000, dtype=float))}
-    codec.send(ours, value)
-    assert codec.receive(theirs, time.monotonic() + 30, 2**24) == value
+    framing.send(ours, value)
+    assert framing.receive(theirs, time.monotonic() + 30, 2**24) == value
     ours.close()
     theirs.close()
 
@@ -34,9 +34,9 @@ def test_a_read_waits_no_longer_than_its_deadline():
     """Nothing comes: a deadline already past raises at once, where a read without one would wait forever."""
     ours, theirs = connected_pair()
     with pytest.raises(TimeoutError):
-        codec.receive(ours, time.monotonic() - 1, 2**20)
+        framing.receive(ours, time.monotonic() - 1, 2**20)
     with pytest.raises(TimeoutError):
-        codec.receive(ours, time.monotonic() + 0.3, 2**20)
+        framing.receive(ours, time.monotonic() + 0.3, 2**20)
     ours.close()
     theirs.close()
 
@@ -58,7 +58,7 @@ def test_the_other_side_closing_ends_the_reads_and_is_told():
     ours, theirs = connected_pair(on_end=lambda: ended.append(True))
     theirs.close()
     with pytest.raises(EOFError):
-        codec.receive(ours, time.monotonic() + 30, 2**20)
+        framing.receive(ours, time.monotonic() + 30, 2**20)
     deadline = time.monotonic() + 10
     while not ended and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -82,25 +82,25 @@ def spawned(tmp_path):
 
 
 def call(worker, number: int, function: str, *args):
-    codec.send(worker.conn, {"id": number, "op": "call", "module": "busy", "function": function,
+    framing.send(worker.conn, {"id": number, "op": "call", "module": "busy", "function": function,
                              "args": codec.to_plain(list(args))})
 
 
 def test_a_spawned_worker_reports_itself_unconfined_and_answers_as_a_forked_one(spawned):
-    ready = codec.receive(spawned.conn, time.monotonic() + 120, 2**20)
+    ready = framing.receive(spawned.conn, time.monotonic() + 120, 2**20)
     assert ready["ready"] is True and ready["protections"]["unconfined_on"]
     call(spawned, 1, "add", 2, 3)
-    printed = codec.receive(spawned.conn, time.monotonic() + 30, 2**20)
-    answer = codec.receive(spawned.conn, time.monotonic() + 30, 2**20)
+    printed = framing.receive(spawned.conn, time.monotonic() + 30, 2**20)
+    answer = framing.receive(spawned.conn, time.monotonic() + 30, 2**20)
     assert printed == {"id": 1, "output": "adding\n", "lines": 1}
     assert answer == {"id": 1, "value": 5, "read": ["busy.py"]}  # what it read of the learner's folder
 
 
 def test_a_spawned_worker_ends_with_its_judge_even_in_a_loop(spawned):
-    codec.receive(spawned.conn, time.monotonic() + 120, 2**20)
+    framing.receive(spawned.conn, time.monotonic() + 120, 2**20)
     call(spawned, 1, "spin")
     with pytest.raises(TimeoutError):
-        codec.receive(spawned.conn, time.monotonic() + 0.5, 2**20)
+        framing.receive(spawned.conn, time.monotonic() + 0.5, 2**20)
     spawned.conn.close()  # as when the judge dies: the worker's stdin ends
     assert spawned.process.wait(30) == 0
 

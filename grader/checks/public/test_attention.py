@@ -5,6 +5,7 @@ import pytest
 
 from grader.checks.attention_weights import expect_follow_scores, expect_mask_not_inverted, finite, overflow_cause
 from grader.engine import verify
+from grader.checks.promised import promised
 from grader.lesson.lesson import KEYS, QUERY, VALUES
 
 # Every kind of input the docstrings and the lesson allow that the checks (public and hidden) try, in one place;
@@ -24,6 +25,7 @@ INPUTS = {
         "test_mask_over_scores_far_below_zero",),
     "causal_mask(n) for several n": ("test_causal_mask", "hidden"),
     "arguments as arrays and as lists": ("test_arguments_unchanged",),
+    "lists, integers, one key, one query, judged by the type the docstring promises": ("test_return_types",),
 }
 # Left out on purpose: a row the mask forbids whole (the docstring says every row allows one key at least), an
 # additive float mask (the docstring asks for a boolean one), allowed scores below -1e9 (-1e9 masking, the Annotated
@@ -391,3 +393,36 @@ def test_arguments_unchanged(submission, kind):
                      atol=1e-6, hint="Besides leaving the arrays alone, the weights must be a softmax of the scores.",
                      mistake="weights-not-normalised")
         expect_follow_scores(weights, scores)
+
+
+def right_attention(Q, K, V, mask=None, scaled=True):
+    """(output, weights) as the lesson computes them: softmax of the dot products (over sqrt(d) when ``scaled``,
+    -inf where ``mask`` is False), then the weights times the values. One query or a matrix of them."""
+    Q, K, V = (np.asarray(x, dtype=float) for x in (Q, K, V))
+    scores = Q @ K.T / (np.sqrt(K.shape[-1]) if scaled else 1.0)
+    if mask is not None:
+        scores = np.where(np.asarray(mask, dtype=bool), scores, -np.inf)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return np.dot(weights, V), weights
+
+
+@pytest.mark.points(1)
+def test_return_types(submission):
+    """attend and scaled_dot_product_attention return numpy arrays of floats, causal_mask one of booleans: the right
+    ones."""
+    attention = submission.attention
+    for query, keys, values in [(QUERY, KEYS, VALUES), (list(QUERY), np.asarray(KEYS).tolist(), [[1], [2], [3],
+                                                                                               [4], [5]]),
+                                (np.array([1, 0]), np.array([[2, 1]]), np.array([[7, 5]]))]:
+        promised(attention.attend, query, keys, values, what=f"attend(query, {len(keys)} keys, values)",
+                 expected=right_attention(query, keys, values, scaled=False))
+    Q = np.array([[1, 0], [0, 1], [1, 1]])
+    for mask in [None, np.tri(3, dtype=bool)]:
+        promised(attention.scaled_dot_product_attention, Q, Q, Q, mask,
+                 what=f"scaled_dot_product_attention(Q, K, V, mask={'None' if mask is None else 'causal'})",
+                 expected=right_attention(Q, Q, Q, mask))
+    promised(attention.scaled_dot_product_attention, Q[:1].tolist(), Q[:1].tolist(), [[4.0]], None,
+             what="scaled_dot_product_attention(one query, one key, one value)", expected=([[4.0]], [[1.0]]))
+    for n in (1, 4):
+        promised(attention.causal_mask, n, what=f"causal_mask({n})", shape=(n, n), expected=np.tri(n, dtype=bool))

@@ -11,6 +11,7 @@ import pytest
 
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.checks.gpt2_readouts import TOLERANCE, look_alikes, read_patterns, slip_in
+from grader.checks.promised import kept, promised
 from grader.engine import verify
 from grader.engine.confinement.codec import ModelSpec
 from grader.engine.errors import SubmissionError
@@ -30,6 +31,7 @@ INPUTS = {
     "a token that is not there": ("test_attention_share_unknown_token",),
     "the tokens, pattern and ids handed in": ("test_arguments_unchanged",),
     "a text of one token; a text with a space before or after its words": ("test_short_and_spaced_texts",),
+    "a text of one token and the lesson's, judged by the type the docstring promises": ("test_return_types",),
 }
 # Left out on purpose: an empty text (GPT-2 has no pattern of 0 tokens), several sentences in a batch (the docstrings
 # take one text).
@@ -385,3 +387,22 @@ def test_lesson_claim_layer_4_average(submission, real_shares):
     """GPT-2 small, layer 4 averaged: " it" gives " cat" 10% and the first token 51% (the lesson's claim)."""
     real, truth = real_shares
     judge_claims(LAYER_CLAIMS, learner_shares(submission, real, LAYER_CLAIMS), truth)
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("text", [EDGE_TEXTS["one-token"], LESSON], ids=["one-token", "lesson"])
+def test_return_types(submission, kit, text):
+    """The tokens are a list of strings, the patterns 2-D numpy arrays of floats, the share a Python float: the right
+    ones."""
+    heads, (tokens, attentions) = submission.gpt2_heads, truth(kit, text)
+    for name, where, pattern in [("head_pattern", (1, 2), attentions[1, 2]),
+                                 ("layer_average", (1,), attentions[1].mean(axis=0))]:  # read as every check reads them
+        kept(getattr(heads, name), read_patterns(submission, name, TINY, text, *where), f"{name}(..., {text!r}, ...)",
+             expected=(tokens, pattern), atol=TOLERANCE, rtol=TOLERANCE)
+    ids = kit.gpt2.token_ids(TINY.tokenizer(), text)
+    promised(heads.recompute_head_pattern, TINY.without_attentions(), ids, 1, 2,
+             what=f"recompute_head_pattern(model, ids of {text!r}, 1, 2)", shape=(len(tokens), len(tokens)),
+             expected=attentions[1, 2], atol=TOLERANCE, rtol=TOLERANCE)
+    pattern = share_pattern(SHARE_TOKENS, 2).astype(np.float32)
+    promised(heads.attention_share, list(SHARE_TOKENS), pattern, "it", "cat",
+             what="attention_share(tokens, a float32 pattern as GPT-2 gives it, 'it', 'cat')", expected=pattern[7, 1])

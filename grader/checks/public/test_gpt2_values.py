@@ -13,6 +13,7 @@ import pytest
 
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
 from grader.checks.gpt2_readouts import SLIP_HINTS, SLIP_MISTAKES  # one name per slip
+from grader.checks.promised import promised
 from grader.engine import verify
 from grader.engine.confinement.codec import ModelSpec
 from grader.engine.errors import SubmissionError
@@ -30,6 +31,7 @@ INPUTS = {
     "GPT-2 small itself": ("test_lesson_claim_value_4_3",),
     "the ids handed in": ("test_arguments_unchanged",),
     "a text of one token (one id)": ("test_one_token_text",),
+    "a text of one token and the lesson's, judged by the type the docstring promises": ("test_return_types",),
 }
 # Left out on purpose: a text with a space before or after its words (these functions take ids, not text: exercise
 # 4's test_short_and_spaced_texts tries it where the text is tokenized), no ids at all (no token, no pattern).
@@ -284,3 +286,20 @@ def test_lesson_claim_value_4_3(submission, kit, real_gpt2):
                 f"{claim.head} comes from {claim.target!r}. Your code measured {listing(learner)}. transformers "
                 f"itself measures {listing({c: truth[c]['value'] for c in truth})}. If those agree with yours, the "
                 "claim does not hold on these weights under either convention; if not, your code differs from GPT-2's.")
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("text", ["one-token", "lesson"])
+def test_return_types(submission, truths, text):
+    """head_vectors, head_output and value_contributions return 2-D (and 1-D) numpy arrays of floats: the right ones.
+
+    The text of one token is the lesson's first ("The"): causal, its vectors are those it has in the sentence."""
+    truth = truths["standard"]
+    count = len(truth["ids"]) if text == "lesson" else 1
+    head = {name: truth[name][1, 2, :count] for name in ("queries", "keys", "values", "outputs")}
+    expected = {"head_vectors": (head["queries"], head["keys"], head["values"]), "head_output": head["outputs"],
+                "value_contributions": lesson.value_shares(truth["attentions"][1, 2, 0, :count], head["values"])}
+    for name, where in [("head_vectors", (1, 2)), ("head_output", (1, 2)), ("value_contributions", (1, 2, 0))]:
+        promised(getattr(submission.gpt2_values, name), MODELS["standard"], list(truth["ids"][:count]), *where,
+                 what=f"{name}(model, ids of the {text} text, ...)", expected=expected[name], atol=TOLERANCE,
+                 rtol=TOLERANCE)

@@ -18,7 +18,9 @@ from grader.checks.learning_numpy import (BEDROOMS, NINE_QUERIES, PRICES, least_
                                           soft_answers, soft_slope)
 from grader.checks.learning_results import (LOSS_RTOL, SLOPE_ATOL, START, STEPS, descent, fit, learner, named_slope,
                                            rises_with_the_query, slope_pair, very_sharp_answer)
+from grader.checks.promised import promised
 from grader.engine import verify
+from grader.engine.confinement import codec
 
 # Every kind of input the docstrings and the lesson allow that the checks (public and hidden) try, in one place;
 # tests/checks/test_inputs.py holds each check named here to exist.
@@ -35,7 +37,8 @@ INPUTS = {
         "test_fit_recovers_sharpness", "test_fit_losses_go_down", "test_fit_follows_gradient_descent",
         "test_fit_losses_are_mean_squared_error", "test_fit_keeps_sharpness_positive", "test_fit_noisy_answers",
         "test_nearest_fit_makes_no_progress"),
-    "arguments of every kind the functions take": ("test_arguments_unchanged",),
+    "arguments of every kind the functions take: arrays, lists, float64 tensors": ("test_arguments_unchanged",),
+    "integer records, one query and several, judged by the type the docstring promises": ("test_return_types",),
 }
 # Left out on purpose: a sharpness of 0 or below (the docstrings ask for > 0), 2-D queries (1-D at most).
 
@@ -354,10 +357,10 @@ def test_nearest_fit_makes_no_progress(submission, which, start, steps):
 
 
 @pytest.mark.points(1)
-@pytest.mark.parametrize("kind", ["arrays", "lists"])
+@pytest.mark.parametrize("kind", ["arrays", "lists", "tensors"])
 def test_arguments_unchanged(submission, kind):
     """Every function of exercise 5 leaves the queries, answers, keys and values it is given as they were."""
-    made = (lambda array: array.copy()) if kind == "arrays" else (lambda array: array.tolist())
+    made = {"arrays": np.copy, "lists": lambda array: array.tolist(), "tensors": codec.tensor}[kind]
     queries, keys, values = made(NINE_QUERIES), made(BEDROOMS), made(PRICES)
     answers, nearest = made(soft_answers(NINE_QUERIES, 1.5)[0]), made(nearest_answers(NINE_QUERIES))
     calls = [("soft_answer", dict(query=queries, keys=keys, values=values, sharpness=1.5)),
@@ -397,3 +400,33 @@ def test_very_sharp_answers(submission, cases):
     """soft_answer and answer_slope stay finite for a very sharp lookup and for a query far from every key."""
     for query, sharpness, answer, slope, keys, values in cases:
         very_sharp_answer(submission, query, sharpness, answer, slope, keys, values)
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("kind", ["integers", "floats"])
+def test_return_types(submission, kind):
+    """The answers are float tensors, 0-d for one query; slopes, fitted numbers and losses are Python floats: the
+    right ones."""
+    made = (lambda x: np.array(x).round().astype(int)) if kind == "integers" else (lambda x: np.array(x, dtype=float))
+    keys, values, learning = made(BEDROOMS), made(PRICES), submission.learning
+    for name, extra, right in [("soft_answer", (1.5,), lambda q: soft_answers(q, 1.5, keys, values)[0]),
+                               ("nearest_answer", (), lambda q: nearest_answers(q, keys, values))]:
+        function = getattr(learning, name)
+        promised(function, 3, keys, values, *extra, case="one query", what=f"{name}(3, {kind} records)",
+                 expected=right(3))
+        promised(function, made([1, 3, 4]), keys, values, *extra, case="several queries",
+                 what=f"{name}(three queries, {kind} records)", expected=right([1, 3, 4]))
+    promised(learning.answer_slope, 3, keys, values, 1.5, what=f"answer_slope(3, {kind} records, 1.5)",
+             expected=(soft_answers(3, 1.5, keys, values)[0], soft_slope(3, 1.5, keys, values)), atol=SLOPE_ATOL)
+    promised(learning.nearest_slope, 3, keys, values, what=f"nearest_slope(3, {kind} records)",
+             expected=(nearest_answers(3, keys, values), 0.0))
+    queries, answers, nearest = made(NINE_QUERIES), soft_answers(NINE_QUERIES, 1.5)[0], nearest_answers(NINE_QUERIES)
+    promised(learning.fit_sharpness, queries, answers, keys, values, 0.4, 3,
+             what=f"fit_sharpness(nine queries, {kind} records, start=0.4, steps=3)",
+             expected=judge_descent.descend(queries, answers, 0.4, 3, 5e-4), rtol=LOSS_RTOL)
+    moved = BEDROOMS.copy()
+    moved[2] = 3.2
+    loss = float(np.mean((nearest_answers(queries, moved) - nearest) ** 2))
+    promised(learning.fit_nearest_key, queries, nearest, keys, values, 2, 3.2, 3,
+             what=f"fit_nearest_key(nine queries, {kind} records, which=2, start=3.2, steps=3)",
+             expected=(3.2, [loss] * 3), rtol=LOSS_RTOL)

@@ -4,8 +4,10 @@ import numpy as np
 import pytest
 
 from grader.engine import verify
+from grader.checks.promised import promised
 from grader.engine.errors import SubmissionError
 from grader.engine.results import ErrorKind
+from grader.checks.learning_numpy import soft_answers
 from grader.checks.lookup_weights import (expect_closer_keys_weigh_more, fail_if_look_alike, right_weights,
                                          underflow_cause)
 from grader.lesson import lesson
@@ -34,6 +36,7 @@ INPUTS = {
     "a query far from every key, above or below them": ("test_very_sharp_and_far_queries",),
     "an array of queries; an array of one query; a batch with one query far from every key": (
         "test_many_queries", "hidden"),
+    "integer records and queries, judged by the type the docstring promises": ("test_return_types",),
 }
 # Left out on purpose: string keys (the module's docstring says keys are integers or floats), an empty table of
 # records (nearest_lookup has nothing to return, and the docstrings say nothing of it), a 2-D array of queries
@@ -396,3 +399,17 @@ def test_arguments_unchanged(submission, keys, values, exact, nearest, soft_quer
             verify.expect(verify.number(value, what) in list(np.asarray(values, dtype=float)),
                           f"{what} returned {verify.show(value)}: besides leaving the arrays alone, a lookup returns "
                           "one of the values.")
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("kind", ["integers", "floats"])
+def test_return_types(submission, kind):
+    """soft_lookup answers a number with a float and 1-D weights, an array of queries with arrays, of floats (the
+    right ones)."""
+    made = (lambda x: np.array(x, dtype=int)) if kind == "integers" else (lambda x: np.array(x, dtype=float))
+    keys, values = made(BEDROOMS), made(PRICES)
+    for query, case, sharpness in [(3, "one query", 1.5), (made([3]).reshape(()), "one query", 1000),
+                                   (made([1, 3]), "several queries", 1.5), (made([2]), "several queries", 1000)]:
+        promised(submission.lookup.soft_lookup, query, keys, values, sharpness, case=case,
+                 what=f"soft_lookup({verify.show(query)}, {kind} keys and prices, sharpness={sharpness:g})",
+                 expected=soft_answers(query, sharpness, keys, values))

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from grader.engine import verify
+from grader.checks.promised import promised
 from grader.engine.errors import SubmissionError
 from grader.engine.results import ErrorKind
 
@@ -24,6 +25,7 @@ INPUTS = {
                                                                    "test_arguments_unchanged"),
     "-inf beside allowed scores far below 0; -1e9 as a stand-in for -inf; allowed scores below -1e9": (
         "test_masked_scores_far_below_zero",),
+    "every kind above, judged by the type the docstring promises": ("test_return_types",),
 }
 # Left out on purpose: a 0-d score (np.max has no axis -1 to take it along), +inf (the docstring does not say what
 # it gets: inf - inf is NaN), a row of -inf alone (every weight 0/0; the docstring says nothing of it either).
@@ -323,3 +325,13 @@ def test_arguments_unchanged(submission, x, axis):
     verify.expect(weights_along_some_axis(weights, np.asarray(x)),
                   f"{what} returned {verify.show(weights)}: besides leaving the scores alone, the result must be "
                   "weights, positive and summing to 1, in the order of the scores.")
+
+
+@pytest.mark.points(1)
+def test_return_types(submission):
+    """softmax returns a numpy array of floats of x's shape, whatever kind of scores it is given: the right weights."""
+    for x, axis in [([2, 1, 0], -1), (np.array([[1, 2], [3, 4]]), 0), ([[1.0, -np.inf, 0.5]], -1),
+                    (np.array([5.0]), -1), (np.array([[3.0], [1.0]]), -1)]:
+        exps = np.exp(np.asarray(x, dtype=float) - np.max(x, axis=axis, keepdims=True))
+        promised(submission.softmax.softmax, x, axis, what=f"softmax({verify.show(x)}, axis={axis})",
+                 shape=np.shape(x), expected=exps / exps.sum(axis=axis, keepdims=True))

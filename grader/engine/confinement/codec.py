@@ -1,51 +1,36 @@
-"""Plain data across the sandbox boundary, and the framing of the messages that carry it.
+"""Plain data across the sandbox boundary, each value of its kind.
 
 Everything a worker sends back is turned into JSON here, *inside the worker*,
-and the judge rebuilds only builtins and numpy arrays of numbers from it. No
-object the learner defined ever reaches the judge: a class whose ``==`` always
-says True arrives as an :class:`Unsupported` marker, a float subclass arrives
-as its float value, and pickle is never used, so no code runs on decoding.
+and the judge rebuilds only builtins, numpy arrays and numpy scalars of
+numbers, and :class:`TensorData` (a tensor's numbers and whether it had a
+gradient history) from it, every field checked first. Each keeps its kind,
+dtype and shape, so that a check can hold an answer to the type its docstring
+promises (:func:`grader.engine.verify.returns`). No object the learner defined
+ever reaches the judge: a class whose ``==`` always says True arrives as an
+:class:`Unsupported` marker, a float subclass arrives as its float value, and
+pickle is never used, so no code runs on decoding.
 
 Arguments travel the same way in the other direction. A GPT-2 model cannot be
 sent, so the judge sends a :class:`ModelSpec` and the worker builds the model
 (see :mod:`grader.lesson.models`).
 
-Messages are length-prefixed JSON on a stream socket. The judge reads them
-with :func:`receive`, which holds the whole read to one deadline (a moment
-on the monotonic clock, or a :class:`Deadline` such as a call's meter of the
-worker's CPU time, :mod:`grader.engine.confinement.clock`), refuses a
-message larger than it allows before reading it, and refuses one whose
-nesting or number of items would cost the judge far more memory than its
-size, before decoding it.
+The messages that carry these trees are framed by :mod:`grader.engine.confinement.framing`.
 """
 
 from __future__ import annotations
 
 import base64
-import json
-import socket
-import struct
+import math
+import re
 import sys
-import time
 from dataclasses import dataclass, replace
-from typing import Protocol
 
 import numpy as np
 
-from grader.engine.confinement.policy import MAX_ARRAY_BYTES, MAX_DEPTH, MAX_ITEMS
+from grader.engine.confinement.policy import MAX_ARRAY_BYTES
 
 # Numeric dtype kinds only: bool, signed, unsigned, float, complex.
 _NUMERIC_KINDS = "biufc"
-
-
-class Deadline(Protocol):
-    """A deadline that moves with something other than the clock on the wall: it says how long is left."""
-
-    def left(self) -> float:
-        """Seconds left (0 or less: the time is up)."""
-
-
-POLL = 0.1  # seconds between two looks at a Deadline while no byte arrives
 
 
 class EncodingError(Exception):
@@ -120,46 +105,106 @@ def type_name(value) -> str:
     return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
 
 
+class TensorData(np.ndarray):
+    """A torch tensor the worker returned, rebuilt by the judge (which never imports torch) as a numpy array.
+
+    Its numbers, dtype and shape are the tensor's; ``grad`` says whether it
+    carried a gradient history (``requires_grad``, or made by an operation
+    on such a tensor): what a caller promised a float or an array could not
+    use as one. Sent as an argument, it becomes a torch tensor in the worker.
+    """
+
+    grad = False
+
+    def __array_finalize__(self, source):
+        self.grad = getattr(source, "grad", False)
+
+
+def tensor(array, grad: bool = False) -> TensorData:
+    """``array`` marked as a tensor: what the judge sends for a torch tensor argument, and how one comes back."""
+    marked = np.array(array).view(TensorData)
+    marked.grad = grad
+    return marked
+
+
+def _numbers(value: np.ndarray | np.generic) -> dict:
+    """An array's (or a numpy scalar's) dtype, shape and bytes, exactly: a 0-d array keeps its shape ()."""
+    if value.dtype.kind not in _NUMERIC_KINDS:
+        raise EncodingError(f"returned an array of {value.dtype} values; numbers were expected")
+    if value.nbytes > MAX_ARRAY_BYTES:
+        raise EncodingError(f"returned an array of {value.nbytes / 2**20:.0f} MB, far more than needed")
+    return {"dtype": value.dtype.str, "shape": list(np.shape(value)),
+            "data": base64.b64encode(value.tobytes()).decode("ascii")}
+
+
 def to_plain(value):
-    """Turn a value into a JSON-ready tree (runs in the worker, on learner values)."""
+    """Turn a value into a JSON-ready tree (runs in the worker, on learner values).
+
+    Each value keeps its kind: a Python float, a numpy scalar (its dtype
+    too), a numpy array and a torch tensor arrive as four different things,
+    so a check can hold a function to the type its docstring promises.
+    """
     if value is None or type(value) in (bool, str):
         return value
     if isinstance(value, ModelSpec):
         return {"model_spec": value.plain()}
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, np.generic) and not isinstance(value, np.ndarray):
+        return {"scalar": _numbers(value)}
+    if isinstance(value, bool):
         return bool(value)
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+    if isinstance(value, int):
         return int(value)
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, float):
         return {"float": float(value)}
     if isinstance(value, (tuple, list)):
         return {"tuple" if isinstance(value, tuple) else "list": [to_plain(v) for v in value]}
     if isinstance(value, dict) and all(type(key) is str for key in value):
         return {"dict": [[key, to_plain(item)] for key, item in value.items()]}
+    if isinstance(value, TensorData):
+        return {"tensor": {**_numbers(np.asarray(value)), "grad": bool(value.grad)}}
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(value, torch.Tensor):
-        value = value.detach().cpu().numpy()
+        grad = bool(value.requires_grad or value.grad_fn is not None)
+        plain = value.detach().cpu()
+        return {"tensor": {**_numbers(plain.numpy() if plain.dtype != torch.bfloat16 else plain.float().numpy()),
+                           "grad": grad}}
     if isinstance(value, np.ndarray):
-        array = np.ascontiguousarray(np.asarray(value))
-        if array.dtype.kind not in _NUMERIC_KINDS:
-            raise EncodingError(f"returned an array of {array.dtype} values; numbers were expected")
-        if array.nbytes > MAX_ARRAY_BYTES:
-            raise EncodingError(f"returned an array of {array.nbytes / 2**20:.0f} MB, far more than needed")
-        return {
-            "array": {
-                "dtype": array.dtype.str,
-                "shape": list(array.shape),
-                "data": base64.b64encode(array.tobytes()).decode("ascii"),
-            }
-        }
+        return {"array": _numbers(np.asarray(value))}
     return {"unsupported": type_name(value)}
 
 
+_FIELDS = {"array": {"dtype", "shape", "data"}, "scalar": {"dtype", "shape", "data"},
+           "tensor": {"dtype", "shape", "data", "grad"}}
+MAX_DIMENSIONS = 32  # numpy's own limit is 64; no value of the kit has more than 4
+
+
+def _rebuilt(tag: str, body) -> np.ndarray:
+    """The array a worker's ``array``, ``scalar`` or ``tensor`` stands for, every field checked first."""
+    if not isinstance(body, dict) or set(body) != _FIELDS[tag]:
+        raise EncodingError(f"malformed {tag} from the worker")
+    kind, shape, data = body["dtype"], body["shape"], body["data"]
+    if not (isinstance(kind, str) and len(kind) <= 4 and re.fullmatch(r"[<>|=][biufc][0-9]{1,2}", kind)):
+        raise EncodingError(f"malformed {tag} dtype from the worker")
+    if not (isinstance(shape, list) and len(shape) <= MAX_DIMENSIONS and all(type(n) is int and n >= 0 for n in shape)
+            and isinstance(data, str)) or (tag == "scalar" and shape) or (tag == "tensor" and type(body["grad"]) is not bool):
+        raise EncodingError(f"malformed {tag} from the worker")
+    dtype = np.dtype(kind)
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except ValueError:
+        raise EncodingError(f"malformed {tag} data from the worker") from None
+    if len(raw) != dtype.itemsize * math.prod(shape):
+        raise EncodingError(f"{tag} from the worker: {len(raw)} bytes for shape {tuple(shape)} of {dtype}")
+    return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+
+
 def from_plain(tree, specs: bool = False):
-    """Rebuild a value from :func:`to_plain`'s output.
+    """Rebuild a value from :func:`to_plain`'s output, of the kind it was: a numpy scalar stays one.
 
     The judge rebuilds what workers send with ``specs=False``: a worker may not
-    hand the judge a ModelSpec. Workers rebuild their arguments with ``specs=True``.
+    hand the judge a ModelSpec, and a tensor arrives as :class:`TensorData`.
+    Workers rebuild their arguments with ``specs=True``: a ModelSpec, and a
+    tensor as a torch tensor.
     """
     if tree is None or isinstance(tree, (bool, int)):
         return tree
@@ -176,16 +221,25 @@ def from_plain(tree, specs: bool = False):
     if tag == "dict":
         return {clean_value(str(key)): from_plain(item, specs) for key, item in body}
     if tag == "array":
-        dtype = np.dtype(body["dtype"])
-        if dtype.kind not in _NUMERIC_KINDS:
-            raise EncodingError("malformed array from the worker")
-        data = base64.b64decode(body["data"])
-        return np.frombuffer(data, dtype=dtype).reshape(body["shape"]).copy()
+        return _rebuilt(tag, body)
+    if tag == "scalar":
+        return _rebuilt(tag, body)[()]
+    if tag == "tensor":
+        array = _rebuilt(tag, body)
+        return _torch_tensor(array, body["grad"]) if specs else tensor(array, body["grad"])
     if tag == "model_spec" and specs:
         return ModelSpec(**body)
     if tag == "unsupported":
         return Unsupported(clean_text(str(body), 100))
     raise EncodingError(f"unknown tag {tag!r} from the worker")
+
+
+def _torch_tensor(array: np.ndarray, grad: bool):
+    """A tensor argument as the learner's function receives it: a torch tensor, in a worker that has torch."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        raise EncodingError("the judge sent a tensor to a worker without torch")
+    return torch.from_numpy(array).requires_grad_(grad)
 
 
 # -- text from the worker, cleaned once where it crosses -------------------------------------
@@ -224,105 +278,3 @@ def clean_value(text: str) -> str:
         return text
     except UnicodeEncodeError:
         return text.translate(_CLEAN_VALUE)
-
-
-# -- messages ------------------------------------------------------------------------------
-
-_HEADER = struct.Struct("!I")
-_NESTING = np.zeros(256, dtype=np.int8)  # +1 for a bracket that opens, -1 for one that closes
-_NESTING[list(b"[{")], _NESTING[list(b"]}")] = 1, -1
-_ITEMS = np.zeros(256, dtype=bool)  # what starts a container or separates its items
-_ITEMS[list(b"[{,:")] = True
-_CHUNK = 2**20  # bytes of a message checked, or skipped, at a time
-
-
-def send(sock: socket.socket, *messages) -> None:
-    """Send each of ``messages``, framed, in one write."""
-    frames = []
-    for message in messages:
-        body = json.dumps(message, separators=(",", ":")).encode()
-        frames += [_HEADER.pack(len(body)), body]
-    sock.sendall(b"".join(frames))
-
-
-def receive(sock: socket.socket, deadline: float | Deadline | None, max_bytes: int):
-    """The next message; TimeoutError past ``deadline`` (time.monotonic, or a Deadline; None waits), EOFError if the
-    peer closed.
-
-    Raises EncodingError for a message that is too large, too deep or too
-    many items, or is not JSON, without building it.
-    """
-    size, = _HEADER.unpack(_read_exactly(sock, _HEADER.size, deadline))
-    if size > max_bytes:
-        raise EncodingError(f"sent a message of {size / 2**20:.0f} MB, more than the {max_bytes / 2**20:.0f} MB "
-                            "allowed")
-    return _decoded(_read_exactly(sock, size, deadline))
-
-
-def receive_or_skip(sock: socket.socket, deadline: float | Deadline | None, max_bytes: int):
-    """``(message, size)``: the next message, or None in its place when it is over ``max_bytes``.
-
-    An oversized message is read and dropped in small pieces (within the
-    same deadline), so the conversation can go on and the judge never holds
-    more than ``max_bytes`` of it: used for what a call printed, which is
-    worth keeping only up to a cap.
-    """
-    size, = _HEADER.unpack(_read_exactly(sock, _HEADER.size, deadline))
-    if size <= max_bytes:
-        return _decoded(_read_exactly(sock, size, deadline)), size
-    left = size
-    while left:
-        left -= len(_read_exactly(sock, min(left, _CHUNK), deadline))
-    return None, size
-
-
-def _decoded(body: bytearray):
-    _check_shape(body)
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError):
-        raise EncodingError("sent a message that is not JSON") from None
-
-
-def _read_exactly(sock: socket.socket, size: int, deadline: float | Deadline | None) -> bytearray:
-    buffer = bytearray(size)
-    view, got = memoryview(buffer), 0
-    while got < size:
-        if deadline is not None:
-            remaining = deadline - time.monotonic() if isinstance(deadline, (int, float)) else deadline.left()
-            if remaining <= 0:
-                raise TimeoutError
-            sock.settimeout(remaining if isinstance(deadline, (int, float)) else min(remaining, POLL))
-        try:
-            count = sock.recv_into(view[got:])
-        except socket.timeout:
-            continue  # the top of the loop says whether the time is up
-        if count == 0:
-            raise EOFError
-        got += count
-    view.release()
-    return buffer  # no copy: json.loads and numpy read a bytearray as they read bytes
-
-
-def _check_shape(body: bytes | bytearray):
-    """Refuse deep nesting and floods of small items by counting brackets and separators.
-
-    Brackets inside strings count too, so the bounds are conservative: a
-    learner's string full of brackets can only be refused, never slip through.
-    The count runs over pieces of the message, so it costs a few MB however
-    large the message is.
-    """
-    if len(body) <= MAX_ITEMS and body.count(b"[") + body.count(b"{") <= MAX_DEPTH:
-        return  # too few bytes for too many items, too few brackets to nest too deep: most messages
-    data = np.frombuffer(body, dtype=np.uint8)
-    items, depth = 0, 0
-    for start in range(0, len(data), _CHUNK):
-        piece = data[start:start + _CHUNK]
-        items += int(np.count_nonzero(_ITEMS[piece]))
-        if items > MAX_ITEMS:
-            raise EncodingError(f"sent a value of more than {MAX_ITEMS:,} separate items, more than the grader "
-                                "accepts")
-        levels = np.cumsum(_NESTING[piece], dtype=np.int32)
-        if len(levels) and depth + int(levels.max()) > MAX_DEPTH:
-            raise EncodingError(f"sent a value nested more than {MAX_DEPTH} levels deep")
-        depth += int(levels[-1]) if len(levels) else 0

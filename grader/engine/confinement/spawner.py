@@ -29,7 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader.engine.confinement import codec, protections, system
+from grader.engine.confinement import codec, framing, protections, system
 from grader.engine.confinement.pipes import PipeConnection
 from grader.engine.confinement.system import FIXED, PASSED_ON
 from grader.engine.confinement.zygote import PACKAGE_PARENT, ForkServerError, prepare_libraries
@@ -110,7 +110,7 @@ class SpawnServer:
         """A worker for ``settings``: the spare, told its settings; a new spare starts importing meanwhile."""
         taken, self.spare = self.spare, self._launch()
         try:
-            codec.send(taken.conn, settings)
+            framing.send(taken.conn, settings)
         except OSError:
             taken.kill()
             raise ForkServerError(f"a worker stopped before it started{self._last_words()}") from None
@@ -146,12 +146,12 @@ def main():
     except BaseException as exc:  # a library that does not import here: the judge hears which, and why
         why = f"{type(exc).__name__}: {exc}"
         print(why, file=sys.stderr)  # the spawn server's log, whose last line the judge shows if the pipe is gone
-        codec.send(conn, {"ready": False, "error": {"type": type(exc).__name__, "message": str(exc)}})
+        framing.send(conn, {"ready": False, "error": {"type": type(exc).__name__, "message": str(exc)}})
         os._exit(1)
     from grader.engine.confinement import model_cache, worker
 
     try:
-        settings = worker.Settings(**codec.receive(conn, None, MAX_SETTINGS))
+        settings = worker.Settings(**framing.receive(conn, None, MAX_SETTINGS))
     except (EOFError, OSError, TypeError, ValueError, codec.EncodingError):
         os._exit(0)  # a spare nobody took, or not a judge's message
     try:

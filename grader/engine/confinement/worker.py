@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader.engine.confinement import codec, model_cache
+from grader.engine.confinement import codec, framing, model_cache
 from grader.engine.confinement.policy import CPU_BACKSTOP, OUTPUT_CHARS, SCRATCH_BYTES, SCRATCH_FILES
 from grader.engine.confinement.protections import MEMORY_REFUSED, SIGNAL_REFUSED
 from grader.engine.confinement.reads import Reads
@@ -149,7 +149,7 @@ def serve(data_fd: int, settings: Settings, namespaces: dict, host_uid: int, ids
 
 def refuse(conn, exc: BaseException):
     """Tell the judge that setting up failed, and end: no learner code runs in a worker set up halfway."""
-    codec.send(conn, {"ready": False, "error": describe(exc, None)})
+    framing.send(conn, {"ready": False, "error": describe(exc, None)})
     os._exit(1)
 
 
@@ -159,7 +159,7 @@ def answer(conn, settings: Settings, models: dict, protections: dict, build_late
         sys.path.insert(0, settings.directory)
     sys.dont_write_bytecode = True
     reads = Reads(settings.directory) if settings.confined and settings.directory else None  # before learner code
-    codec.send(conn, {"ready": True, "protections": protections})
+    framing.send(conn, {"ready": True, "protections": protections})
     Worker(conn, settings, models, build_later, reads).serve()
     os._exit(0)
 
@@ -338,7 +338,7 @@ class Worker:
     def serve(self):
         while True:
             try:
-                request = codec.receive(self.conn, None, 2**31)
+                request = framing.receive(self.conn, None, 2**31)
             except (EOFError, OSError):
                 return
             printed = _Printed(self.settings.output_limit)
@@ -350,5 +350,5 @@ class Worker:
             answer["id"] = request["id"]
             if self.reads is not None:
                 answer["read"] = self.reads.report()
-            codec.send(self.conn, {"id": request["id"], "output": printed.text(), "lines": printed.lines}, answer)
+            framing.send(self.conn, {"id": request["id"], "output": printed.text(), "lines": printed.lines}, answer)
 
