@@ -1,5 +1,7 @@
 """What exercise 3's attention checks share: the verdicts on weights that do not follow the scores, an inverted
-mask, and NaN weights, whose cause the learner's own softmax is asked to tell.
+mask, and NaN weights, whose cause the learner's own softmax is asked to tell; the readings of a learner's answer
+(weights as score differences, a causal mask as an array); and attention as the lesson computes it, the values a
+check expects.
 """
 
 import numpy as np
@@ -66,3 +68,35 @@ def finite(value) -> bool:
         return bool(np.all(np.isfinite(np.asarray(value, dtype=float))))
     except (TypeError, ValueError):
         return True
+
+
+def log_ratios(weights):
+    """Each weight's log relative to the second's: the score differences, where the weights are softmax's.
+
+    A weight of 0 (a hard lookup) gives -inf or NaN, which the comparison then fails, without numpy's warning.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(weights) - np.log(weights[1])
+
+
+def mask_array(mask, n: int) -> np.ndarray:
+    """``causal_mask(n)``'s result as an array; an additive float mask (0 and -inf) is told why it is not one."""
+    if isinstance(mask, np.ndarray) and mask.dtype.kind == "f" and mask.size and np.isneginf(mask).any() and \
+            np.all((mask == 0) | np.isneginf(mask)):
+        verify.fail(f"causal_mask({n}) returned floats, 0 where a token may look and -inf where it may not: an "
+                    "additive mask, as PyTorch's generate_square_subsequent_mask makes, to be added to the scores. "
+                    "Here the mask must be boolean, True where row i may attend to column j (np.tril of True): "
+                    "scaled_dot_product_attention itself turns False into -inf.", "additive-float-mask")
+    return verify.array(mask, f"causal_mask({n})", shape=(n, n))
+
+
+def right_attention(Q, K, V, mask=None, scaled=True):
+    """(output, weights) as the lesson computes them: softmax of the dot products (over sqrt(d) when ``scaled``,
+    -inf where ``mask`` is False), then the weights times the values. One query or a matrix of them."""
+    Q, K, V = (np.asarray(x, dtype=float) for x in (Q, K, V))
+    scores = Q @ K.T / (np.sqrt(K.shape[-1]) if scaled else 1.0)
+    if mask is not None:
+        scores = np.where(np.asarray(mask, dtype=bool), scores, -np.inf)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return np.dot(weights, V), weights

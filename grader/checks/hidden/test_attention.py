@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from grader.engine import verify
-from grader.checks.public.test_attention import mask_array
+from grader.checks.attention_weights import mask_array
 
 SHAPES = [(1, 3, 1, 1), (3, 4, 2, 5), (6, 6, 8, 3), (2, 9, 64, 4)]  # (queries, keys, d_k, d_v)
 

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from grader.checks.attention_weights import expect_follow_scores, expect_mask_not_inverted, finite, overflow_cause
+from grader.checks.attention_weights import (expect_follow_scores, expect_mask_not_inverted, finite, log_ratios,
+                                             mask_array, overflow_cause, right_attention)
 from grader.engine import verify
 from grader.checks.promised import promised
 from grader.lesson.lesson import KEYS, QUERY, VALUES
@@ -111,15 +112,6 @@ def test_attend_weights_sum_to_one(submission):
         verify.close(weights.sum(), 1.0, "the sum of the weights", atol=1e-6, hint="Use softmax on the scores.",
                      mistake="weights-not-normalised")
         expect_follow_scores(weights, K @ Q[0])
-
-
-def log_ratios(weights):
-    """Each weight's log relative to the second's: the score differences, where the weights are softmax's.
-
-    A weight of 0 (a hard lookup) gives -inf or NaN, which the comparison then fails, without numpy's warning.
-    """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(weights) - np.log(weights[1])
 
 
 @pytest.mark.points(1)
@@ -259,17 +251,6 @@ def test_mask_over_scores_far_below_zero(submission):
                  f"the output of {what}", atol=1e-6, hint="The output is the weights times V.")
 
 
-def mask_array(mask, n: int) -> np.ndarray:
-    """``causal_mask(n)``'s result as an array; an additive float mask (0 and -inf) is told why it is not one."""
-    if isinstance(mask, np.ndarray) and mask.dtype.kind == "f" and mask.size and np.isneginf(mask).any() and \
-            np.all((mask == 0) | np.isneginf(mask)):
-        verify.fail(f"causal_mask({n}) returned floats, 0 where a token may look and -inf where it may not: an "
-                    "additive mask, as PyTorch's generate_square_subsequent_mask makes, to be added to the scores. "
-                    "Here the mask must be boolean, True where row i may attend to column j (np.tril of True): "
-                    "scaled_dot_product_attention itself turns False into -inf.", "additive-float-mask")
-    return verify.array(mask, f"causal_mask({n})", shape=(n, n))
-
-
 @pytest.mark.points(2)
 @pytest.mark.parametrize("n", [1, 2, 4, 7])
 def test_causal_mask(submission, n):
@@ -393,18 +374,6 @@ def test_arguments_unchanged(submission, kind):
                      atol=1e-6, hint="Besides leaving the arrays alone, the weights must be a softmax of the scores.",
                      mistake="weights-not-normalised")
         expect_follow_scores(weights, scores)
-
-
-def right_attention(Q, K, V, mask=None, scaled=True):
-    """(output, weights) as the lesson computes them: softmax of the dot products (over sqrt(d) when ``scaled``,
-    -inf where ``mask`` is False), then the weights times the values. One query or a matrix of them."""
-    Q, K, V = (np.asarray(x, dtype=float) for x in (Q, K, V))
-    scores = Q @ K.T / (np.sqrt(K.shape[-1]) if scaled else 1.0)
-    if mask is not None:
-        scores = np.where(np.asarray(mask, dtype=bool), scores, -np.inf)
-    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    weights /= weights.sum(axis=-1, keepdims=True)
-    return np.dot(weights, V), weights
 
 
 @pytest.mark.points(1)
