@@ -1,4 +1,5 @@
-"""What exercise 2's soft-lookup checks share: the right weights, and the verdicts on wrong ones.
+"""What exercise 2's lookup checks share: the right weights, the verdicts on wrong ones, and the learner's answer
+to one lookup read and judged (an exact lookup's price; a soft lookup's answer and weights).
 
 A wrong score that learners write (the sign flipped, the distance not squared, the sharpness ignored) is named
 by a second call wherever a check meets it; closer keys must weigh more; NaN weights have their cause told.
@@ -92,3 +93,27 @@ def underflow_cause(submission, scores) -> tuple[str, str]:
              "NaN. Dividing exp(score) by its sum is softmax without its safety step: pass the scores to your softmax, "
              "which subtracts the largest score first, so the best key's exp() is exactly 1.")
     return cause, "exp-over-sum-not-softmax"
+
+
+def expect_found(submission, query, price, keys=BEDROOMS, values=PRICES, hint="", mistake=""):
+    """The learner's exact lookup of ``query`` finds ``price``.
+
+    ``hint`` and ``mistake``: the likely cause of a wrong price, and its name (by default, the key returned)."""
+    if not hint:
+        hint, mistake = ("Return the value stored with the matching key, not the key or its position.",
+                         "key-instead-of-value")
+    what = f"exact_lookup({query:g}, ...)" if keys is BEDROOMS else f"exact_lookup({query:g}, keys={keys}, ...)"
+    found = submission.lookup.exact_lookup(query, keys, values)
+    verify.expect(found is not None, f"{what} returned None, but key {query:g} is there.")
+    verify.close(verify.number(found, what), price, what, hint=hint, mistake=mistake)
+
+
+def soft(submission, query, sharpness, keys=BEDROOMS, values=PRICES):
+    """The learner's (answer, weights) for one query, checked for type and shape, and for a well-known wrong score."""
+    what = f"soft_lookup({query:g}, ..., sharpness={sharpness:g})"
+    answer, weights = verify.pair(submission.lookup.soft_lookup(query, keys, values, sharpness), what,
+                                  "(answer, weights)")
+    answer = verify.number(answer, f"the answer of {what}")
+    weights = verify.array(weights, f"the weights of {what}", shape=(len(keys),))
+    fail_if_look_alike(submission, weights, query, sharpness, keys)
+    return answer, weights

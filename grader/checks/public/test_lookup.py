@@ -8,11 +8,8 @@ from grader.checks.promised import promised
 from grader.engine.errors import SubmissionError
 from grader.engine.results import ErrorKind
 from grader.checks.learning_numpy import soft_answers
-from grader.checks.lookup_weights import (expect_closer_keys_weigh_more, fail_if_look_alike, right_weights,
-                                         underflow_cause)
-from grader.lesson import lesson
-
-BEDROOMS, PRICES = list(lesson.BEDROOMS), list(lesson.PRICES)  # prices in thousands of pounds
+from grader.checks.lookup_weights import (BEDROOMS, PRICES, expect_closer_keys_weigh_more, expect_found,
+                                         fail_if_look_alike, right_weights, soft, underflow_cause)
 
 # Every kind of input the lookups' docstrings and the lesson allow, and the checks (public and hidden) that try it:
 # the one place to see what is covered. tests/checks/test_inputs.py holds each check named here to exist.
@@ -45,28 +42,6 @@ INPUTS = {
 # The lesson's table for query 3 and sharpness 1.5.
 LESSON_WEIGHTS = [0.0054935, 0.4945065, 0.4945065, 0.0054935]
 LESSON_ANSWER = 275.1099
-
-
-def soft(submission, query, sharpness, keys=BEDROOMS, values=PRICES):
-    """The learner's (answer, weights) for one query, checked for type and shape, and for a well-known wrong score."""
-    what = f"soft_lookup({query:g}, ..., sharpness={sharpness:g})"
-    answer, weights = verify.pair(submission.lookup.soft_lookup(query, keys, values, sharpness), what,
-                                  "(answer, weights)")
-    answer = verify.number(answer, f"the answer of {what}")
-    weights = verify.array(weights, f"the weights of {what}", shape=(len(keys),))
-    fail_if_look_alike(submission, weights, query, sharpness, keys)
-    return answer, weights
-
-
-def expect_found(submission, query, price, keys=BEDROOMS, values=PRICES, hint="", mistake=""):
-    """``hint`` and ``mistake``: the likely cause of a wrong price, and its name (by default, the key returned)."""
-    if not hint:
-        hint, mistake = ("Return the value stored with the matching key, not the key or its position.",
-                         "key-instead-of-value")
-    what = f"exact_lookup({query:g}, ...)" if keys is BEDROOMS else f"exact_lookup({query:g}, keys={keys}, ...)"
-    found = submission.lookup.exact_lookup(query, keys, values)
-    verify.expect(found is not None, f"{what} returned None, but key {query:g} is there.")
-    verify.close(verify.number(found, what), price, what, hint=hint, mistake=mistake)
 
 
 @pytest.mark.points(1)
