@@ -21,6 +21,7 @@ from grader.lesson import lesson
 
 BEDROOMS, PRICES = np.array(lesson.BEDROOMS), np.array(lesson.PRICES)
 NINE_QUERIES = np.arange(1.0, 5.01, 0.5)  # 1, 1.5, ..., 5: the queries the fits are made on
+TRUE_SHARPNESS = 1.5  # the lesson's: the sharpness its fit's answers are made at
 
 
 def soft_answers(queries, sharpness, keys=BEDROOMS, values=PRICES):
@@ -49,10 +50,40 @@ def sharpness_slope(query, sharpness):
     return -(w @ (PRICES * distance) - (w @ PRICES) * (w @ distance))
 
 
+def wrong_slope_hint(slope, query, sharpness) -> tuple[str, str]:
+    """Why ``slope`` is not the soft answer's slope at ``query``, and the mistake's name: differentiated by the
+    sharpness, or its sign flipped; else (no name) how autograd gives it."""
+    if np.isclose(slope, sharpness_slope(query, sharpness), atol=1e-6):
+        return "That is d(answer)/d(sharpness): the query is the tensor to differentiate by.", "slope-by-sharpness"
+    if np.isclose(slope, -soft_slope(query, sharpness), atol=1e-6):
+        return "The sign is flipped: the answer rises as the query moves from 2 towards 4.", "slope-sign-flipped"
+    return ("Make the query a tensor with requires_grad=True, compute soft_answer from it, call .backward() on the "
+            "answer and return query.grad."), ""
+
+
 def mse(sharpness, queries, answers):
     """The mean squared error at one sharpness, or at each of an array of them."""
     sharpness = np.asarray(sharpness, dtype=float)[..., None, None]
     return np.mean((soft_answers(queries, sharpness)[0] - answers) ** 2, axis=-1)
+
+
+def nearest_loss(queries, answers, which: int, key: float) -> float:
+    """The mean squared error of the nearest answers with keys[which] moved to ``key``: a nearest fit's every loss,
+    argmin giving it no gradient to move by."""
+    keys = BEDROOMS.copy()
+    keys[which] = key
+    return float(np.mean((nearest_answers(queries, keys) - answers) ** 2))
+
+
+# test_very_sharp_answers' (query, sharpness, answer, slope, keys, values): the answers and slopes in closed form,
+# where exp() of the scores underflows. Query 20 leaves key 5 alone: answer 420, slope 0 (to 1e-100). Query 3 at
+# sharpness s is shared by keys 2 and 4: key 4 gets sigmoid(4s(query - 3)) of the weight, whose slope at 3 is s, so
+# the answer is 275 and its slope (340 - 210) * s = 130,000 £k per bedroom. Query 15 with a 25-bedroom house at
+# £900k added lies 10 from keys 5 and 25: the weight of key 25 is sigmoid(40 s (query - 15)), so the answer is 660
+# and its slope (900 - 420) * 10 s = 48,000 £k per bedroom.
+MANSION = (np.append(BEDROOMS, 25.0), np.append(PRICES, 900.0))
+VERY_SHARP = {"sharp": [(3.0, 1000.0, 275.0, 130_000.0, BEDROOMS, PRICES)],
+              "far": [(20.0, 10.0, 420.0, 0.0, BEDROOMS, PRICES), (15.0, 10.0, 660.0, 48_000.0, *MANSION)]}
 
 
 def least_squares_sharpness(queries, answers, low=0.5, high=4.0, step=1e-4, coarse=100) -> float:
@@ -210,3 +241,18 @@ def recovery_hint(sharpness, losses, answers, truth, start) -> tuple[str, str]:
                 "the slope is almost 0. Is the loss the mean (not the sum), and do you step in the logarithm, with "
                 "the given learning rate?"), "step-too-large"
     return "Follow the docstring's steps: the mean squared error, backward, a step against the gradient.", ""
+
+
+def first_loss_hint(first: float, expected: float, count: int) -> tuple[str, str]:
+    """Why losses[0] is not ``expected``, the mean squared error of ``count`` answers at the start, and the mistake's
+    name: the sum of the squared errors, its root, or the loss after the first step."""
+    if np.isclose(first, count * expected):
+        return f"That is {count} times too much: the sum of the squared errors; take their mean.", "sum-not-mean"
+    if np.isclose(first, np.sqrt(expected)):
+        return ("That is the square root of the mean squared error; the loss is the mean squared error itself.",
+                "root-of-mse")
+    if first < expected:
+        return ("Record the loss of the current sharpness before you step, so losses[0] belongs to `start`.",
+                "loss-after-step")
+    return ("losses[0] is the mean of the squared differences between the answers at `start` and the observed "
+            "ones."), "losses-not-mse"

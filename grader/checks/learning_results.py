@@ -22,6 +22,9 @@ GRAPH_CUT = ("Torch lost track of how the result depends on what you differentia
 INTEGERS = ("Queries, keys and prices may be integers (the lesson's 3 bedrooms): a tensor made from an integer keeps "
             "an integer dtype, which cannot require gradients or meet a float. Give every tensor dtype=torch.float64: "
             "torch.as_tensor(x, dtype=torch.float64), torch.tensor(float(query), dtype=torch.float64, ...).")
+# Why the nearest lookup's fit has no gradient, told to a learner whose code does not take it to be 0.
+NO_PATH = ("That is the lesson itself: argmin cut every path from the key to the loss, so there is no "
+           "gradient to take. Take it to be 0 in that case (check loss.requires_grad) and step anyway.")
 
 
 def integer_tensor_error(message: str) -> bool:

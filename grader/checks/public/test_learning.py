@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 from grader.checks import learning_numpy as judge_descent
-from grader.checks.learning_numpy import (BEDROOMS, NINE_QUERIES, PRICES, least_squares_sharpness, mse,
-                                          nearest_answers, recovery_hint, rule_hint, sharpness_slope,
-                                          soft_answers, soft_slope)
-from grader.checks.learning_results import (LOSS_RTOL, SLOPE_ATOL, START, STEPS, descent, fit, learner, named_slope,
-                                           rises_with_the_query, slope_pair, very_sharp_answer)
+from grader.checks.learning_numpy import (BEDROOMS, NINE_QUERIES, PRICES, TRUE_SHARPNESS, VERY_SHARP,
+                                          first_loss_hint, least_squares_sharpness, mse, nearest_answers,
+                                          nearest_loss, recovery_hint, rule_hint, soft_answers, soft_slope,
+                                          wrong_slope_hint)
+from grader.checks.learning_results import (LOSS_RTOL, NO_PATH, SLOPE_ATOL, START, STEPS, descent, fit, learner,
+                                           named_slope, rises_with_the_query, slope_pair, very_sharp_answer)
 from grader.checks.promised import promised
 from grader.engine import verify
 from grader.engine.confinement import codec
@@ -41,13 +42,6 @@ INPUTS = {
     "integer records, one query and several, judged by the type the docstring promises": ("test_return_types",),
 }
 # Left out on purpose: a sharpness of 0 or below (the docstrings ask for > 0), 2-D queries (1-D at most).
-
-TRUE_SHARPNESS = 1.5
-
-
-NO_PATH = ("That is the lesson itself: argmin cut every path from the key to the loss, so there is no "
-           "gradient to take. Take it to be 0 in that case (check loss.requires_grad) and step anyway.")
-
 
 @pytest.mark.points(2)
 def test_soft_answer(submission):
@@ -99,16 +93,8 @@ def test_answer_slope_lesson(submission, query, sharpness):
     answer, slope = slope_pair(learner(submission, "answer_slope", query, BEDROOMS, PRICES, sharpness), what)
     verify.close(answer, soft_answers(query, sharpness)[0], f"the answer of {what}",
                  hint="The answer is soft_answer's, at the query you differentiate by.")
-    expected = soft_slope(query, sharpness)
-    hint, mistake = ("Make the query a tensor with requires_grad=True, compute soft_answer from it, call .backward() "
-                     "on the answer and return query.grad."), ""
-    if np.isclose(slope, sharpness_slope(query, sharpness), atol=1e-6):
-        hint = "That is d(answer)/d(sharpness): the query is the tensor to differentiate by."
-        mistake = "slope-by-sharpness"
-    elif np.isclose(slope, -expected, atol=1e-6):
-        hint = "The sign is flipped: the answer rises as the query moves from 2 towards 4."
-        mistake = "slope-sign-flipped"
-    verify.close(slope, expected, f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-6,
+    hint, mistake = wrong_slope_hint(slope, query, sharpness)
+    verify.close(slope, soft_slope(query, sharpness), f"the slope of {what}", atol=SLOPE_ATOL, rtol=1e-6,
                  **named_slope(slope, query, sharpness, hint, mistake))
 
 
@@ -279,17 +265,7 @@ def test_fit_losses_are_mean_squared_error(submission):
     verify.expect(len(losses) == steps, f"fit_sharpness(..., steps={steps}) returned {len(losses)} losses; "
                   "there must be one per step.", mistake="not-one-loss-per-step")
     expected = float(mse(start, NINE_QUERIES, answers))
-    hint, mistake = ("losses[0] is the mean of the squared differences between the answers at `start` and the "
-                     "observed ones."), "losses-not-mse"
-    if np.isclose(losses[0], len(answers) * expected):
-        hint = f"That is {len(answers)} times too much: the sum of the squared errors; take their mean."
-        mistake = "sum-not-mean"
-    elif np.isclose(losses[0], np.sqrt(expected)):
-        hint, mistake = ("That is the square root of the mean squared error; the loss is the mean squared error "
-                         "itself."), "root-of-mse"
-    elif losses[0] < expected:
-        hint, mistake = ("Record the loss of the current sharpness before you step, so losses[0] belongs to "
-                         "`start`."), "loss-after-step"
+    hint, mistake = first_loss_hint(losses[0], expected, len(answers))
     verify.close(losses[0], expected, f"losses[0] of fit_sharpness(..., start={start:g})", rtol=LOSS_RTOL, hint=hint,
                  mistake=mistake)
 
@@ -348,9 +324,7 @@ def test_nearest_fit_makes_no_progress(submission, which, start, steps):
         verify.fail(f"{what} moved: the key went from {start:g} to {key:.6g} and the loss from {losses[0]:.6g} to "
                     f"{losses[-1]:.6g}. Through the nearest lookup autograd has no gradient to give, so nothing may "
                     "move. Is the answer computed with nearest_answer?", "nearest-fit-moved")
-    keys = BEDROOMS.copy()
-    keys[which] = start
-    expected = float(np.mean((nearest_answers(NINE_QUERIES, keys) - answers) ** 2))
+    expected = nearest_loss(NINE_QUERIES, answers, which, start)
     verify.close(losses[0], expected, f"losses[0] of {what}", rtol=1e-7,  # float32 gets it right to 6e-8
                  hint=f"The loss is the mean squared error of nearest_answer with the guessed key in place of "
                      f"keys[{which}].", mistake="nearest-loss-not-mse")
@@ -384,18 +358,10 @@ def test_arguments_unchanged(submission, kind):
             _, losses = descent(value, what, "(result, losses)")
             verify.expect(len(losses) == 5, f"{what} returned {len(losses)} losses for 5 steps.",
                           mistake="not-one-loss-per-step")
-# Expected values in closed form, where exp() of the scores underflows. Query 20 leaves key 5 alone: answer 420,
-# slope 0 (to 1e-100). Query 3 at sharpness s is shared by keys 2 and 4: key 4 gets sigmoid(4s(query - 3)) of the
-# weight, whose slope at 3 is s, so the answer is 275 and its slope (340 - 210) * s = 130,000 £k per bedroom.
-# Query 15 with a 25-bedroom house at £900k added lies 10 from keys 5 and 25: the weight of key 25 is
-# sigmoid(40 s (query - 15)), so the answer is 660 and its slope (900 - 420) * 10 s = 48,000 £k per bedroom.
-MANSION = (np.append(BEDROOMS, 25.0), np.append(PRICES, 900.0))
-SHARP = {"sharp": [(3.0, 1000.0, 275.0, 130_000.0, BEDROOMS, PRICES)],
-         "far": [(20.0, 10.0, 420.0, 0.0, BEDROOMS, PRICES), (15.0, 10.0, 660.0, 48_000.0, *MANSION)]}
 
 
 @pytest.mark.points(2)
-@pytest.mark.parametrize("cases", SHARP.values(), ids=SHARP.keys())
+@pytest.mark.parametrize("cases", VERY_SHARP.values(), ids=VERY_SHARP.keys())
 def test_very_sharp_answers(submission, cases):
     """soft_answer and answer_slope stay finite for a very sharp lookup and for a query far from every key."""
     for query, sharpness, answer, slope, keys, values in cases:
@@ -424,9 +390,6 @@ def test_return_types(submission, kind):
     promised(learning.fit_sharpness, queries, answers, keys, values, 0.4, 3,
              what=f"fit_sharpness(nine queries, {kind} records, start=0.4, steps=3)",
              expected=judge_descent.descend(queries, answers, 0.4, 3, 5e-4), rtol=LOSS_RTOL)
-    moved = BEDROOMS.copy()
-    moved[2] = 3.2
-    loss = float(np.mean((nearest_answers(queries, moved) - nearest) ** 2))
     promised(learning.fit_nearest_key, queries, nearest, keys, values, 2, 3.2, 3,
              what=f"fit_nearest_key(nine queries, {kind} records, which=2, start=3.2, steps=3)",
-             expected=(3.2, [loss] * 3), rtol=LOSS_RTOL)
+             expected=(3.2, [nearest_loss(queries, nearest, 2, 3.2)] * 3), rtol=LOSS_RTOL)
