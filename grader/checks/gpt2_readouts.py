@@ -4,6 +4,9 @@ The public and hidden checks of exercise 4 call ``gpt2_heads`` through
 :func:`read_patterns`, so an empty tuple of attentions is told why wherever it
 happens; exercises 4 and 6 name the slips of recomputing a head (those of
 ``kit.gpt2.slipped_head``) in the same words and by the same names.
+
+A recomputed pattern that is not the model's is compared with its look-alikes: another head's or layer's pattern
+(:func:`look_alikes`), a slip's (:func:`slip_in`), or the right scores rescaled (:func:`score_scale`).
 """
 
 import numpy as np
@@ -95,3 +98,12 @@ def look_alikes(received, attentions, layer, head) -> tuple[str, str] | None:
         if np.allclose(received, pattern, atol=TOLERANCE):
             return mistake
     return None
+
+
+def score_scale(received, expected):
+    """How many times larger the received scores are, if they are the expected ones rescaled (else None)."""
+    pairs = [(np.log(received[i, :i + 1]), np.log(expected[i, :i + 1])) for i in range(1, len(expected))]
+    r = np.concatenate([a - a.mean() for a, _ in pairs])
+    e = np.concatenate([b - b.mean() for _, b in pairs])
+    factor = float(r @ e / (e @ e))
+    return factor if np.allclose(r, factor * e, atol=1e-3) else None

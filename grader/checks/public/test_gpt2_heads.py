@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from grader.checks.fixtures import real_gpt2  # noqa: F401 (a fixture)
-from grader.checks.gpt2_readouts import TOLERANCE, look_alikes, read_patterns, slip_in
+from grader.checks.gpt2_readouts import TOLERANCE, look_alikes, read_patterns, score_scale, slip_in
 from grader.checks.promised import kept, promised
 from grader.engine import verify
 from grader.engine.confinement.codec import ModelSpec
@@ -246,15 +246,6 @@ def test_short_and_spaced_texts(submission, kit, text):
         pattern = verify.array(pattern, f"the pattern of {what}{one}", shape=(len(expected), len(expected)))
         verify.close(pattern, pattern_of, f"the pattern of {what}", atol=TOLERANCE, rtol=0,
                      hint="Read the attentions of the text as it is, at this layer and head.")
-
-
-def score_scale(received, expected):
-    """How many times larger the received scores are, if they are the expected ones rescaled (else None)."""
-    pairs = [(np.log(received[i, :i + 1]), np.log(expected[i, :i + 1])) for i in range(1, len(expected))]
-    r = np.concatenate([a - a.mean() for a, _ in pairs])
-    e = np.concatenate([b - b.mean() for _, b in pairs])
-    factor = float(r @ e / (e @ e))
-    return factor if np.allclose(r, factor * e, atol=1e-3) else None
 
 
 @pytest.mark.points(4)
