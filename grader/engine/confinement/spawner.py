@@ -32,7 +32,7 @@ from pathlib import Path
 from grader.engine.confinement import codec, framing, protections, system
 from grader.engine.confinement.pipes import PipeConnection
 from grader.engine.confinement.system import FIXED, PASSED_ON
-from grader.engine.confinement.zygote import PACKAGE_PARENT, ForkServerError, prepare_libraries
+from grader.engine.confinement.zygote import PACKAGE_PARENT, ForkServerError, last_words, prepare_libraries
 
 # What an interpreter needs of the environment on Windows (SYSTEMROOT for its sockets and random numbers) and
 # macOS (TMPDIR, the account's own temporary folder), passed on where it is set.
@@ -113,15 +113,8 @@ class SpawnServer:
             framing.send(taken.conn, settings)
         except OSError:
             taken.kill()
-            raise ForkServerError(f"a worker stopped before it started{self._last_words()}") from None
+            raise ForkServerError(f"a worker stopped before it started{last_words(self.log)}") from None
         return taken
-
-    def _last_words(self) -> str:
-        try:
-            lines = self.log.read_text(errors="replace").strip().splitlines()
-        except OSError:
-            lines = []
-        return f": {lines[-1]}" if lines else ""
 
     def close(self):
         self.spare.kill()

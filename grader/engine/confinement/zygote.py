@@ -48,6 +48,15 @@ class ForkServerError(RuntimeError):
     """The fork server could not start, or stopped answering."""
 
 
+def last_words(log) -> str:
+    """The last line a fork server or spawned worker wrote to its log, as the tail of an error (": ..."), or ""."""
+    try:
+        lines = log.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        lines = []
+    return f": {lines[-1]}" if lines else ""
+
+
 def _start(modules: list[str], log: Path, role: str) -> tuple[subprocess.Popen, socket.socket]:
     """A fork server's process, importing ``modules`` in the background, and our end of its control socket."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -97,15 +106,8 @@ class ForkServer:
         except (socket.timeout, OSError):
             data = b""
         if not data:
-            raise ForkServerError(f"the worker server stopped{self._last_words()}")
+            raise ForkServerError(f"the worker server stopped{last_words(self.log)}")
         return json.loads(data)
-
-    def _last_words(self) -> str:
-        try:
-            lines = self.log.read_text(errors="replace").strip().splitlines()
-        except OSError:
-            lines = []
-        return f": {lines[-1]}" if lines else ""
 
     def spawn(self, settings: dict, descriptors: list[int]) -> int:
         """Fork a worker with ``settings``, handing it ``descriptors``; returns its supervisor's pid."""
@@ -115,7 +117,7 @@ class ForkServer:
         try:
             socket.send_fds(self.control, [json.dumps(settings).encode()], descriptors)
         except OSError:
-            raise ForkServerError(f"the worker server stopped{self._last_words()}") from None
+            raise ForkServerError(f"the worker server stopped{last_words(self.log)}") from None
         return int(self._answer(30.0)["pid"])
 
     def close(self):
