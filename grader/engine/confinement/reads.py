@@ -22,6 +22,13 @@ they could edit the kit itself. A class graded by ``softlookup grade`` keeps
 nothing by what was read: a student's work is compared whole
 (:func:`grader.engine.classes.keeper.work_digest`).
 
+Torch and transformers bring thousands of modules, and a GPT-2 exercise
+answers dozens of calls: so each report looks only at the names that came
+into :data:`sys.modules` since the one before (a set difference, in C).
+A module put under a name already looked at is not looked at again: only
+learner code does that, and what it hides keeps a stale result for no one
+but the learner whose code hid it.
+
 A file's presence, listing a folder or a file's size read without opening it
 leave no ``open`` event: the judge counts any file added to or removed from the
 folder as a change for every exercise, which covers the first two.
@@ -43,6 +50,7 @@ class Reads:
     def __init__(self, directory: str):
         self.roots = {os.path.join(os.path.abspath(directory), ""), os.path.join(os.path.realpath(directory), "")}
         self.found: set[str] = set()
+        self.modules_seen: set = set()  # the names in sys.modules that an earlier report looked at
         self.anything = False  # something was heard that could not be told: the judge counts every file
         sys.addaudithook(self._heard)
 
@@ -64,9 +72,11 @@ class Reads:
 
     def report(self) -> list[str] | None:
         """Every path read so far, relative to the folder and sorted; None where they cannot all be told."""
-        for module in list(sys.modules.values()):
+        new = sys.modules.keys() - self.modules_seen
+        self.modules_seen |= new
+        for name in new:
             try:
-                place = vars(module).get("__file__")
+                place = vars(sys.modules[name]).get("__file__")
                 if isinstance(place, str):
                     self._add(os.path.abspath(place))
             except BaseException:  # not a module: something learner code put there
