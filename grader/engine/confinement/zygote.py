@@ -109,11 +109,15 @@ class ForkServer:
             raise ForkServerError(f"the worker server stopped{last_words(self.log)}")
         return json.loads(data)
 
-    def spawn(self, settings: dict, descriptors: list[int]) -> int:
-        """Fork a worker with ``settings``, handing it ``descriptors``; returns its supervisor's pid."""
+    def wait_until_ready(self):
+        """Wait for the fork server to have imported its modules (it says so once, on its control socket)."""
         if not self.ready:
             self._answer(START_TIMEOUT)
             self.ready = True
+
+    def spawn(self, settings: dict, descriptors: list[int]) -> int:
+        """Fork a worker with ``settings``, handing it ``descriptors``; returns its supervisor's pid."""
+        self.wait_until_ready()
         try:
             socket.send_fds(self.control, [json.dumps(settings).encode()], descriptors)
         except OSError:
