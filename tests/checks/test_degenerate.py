@@ -9,7 +9,7 @@ picking, check by check, the best lazy answer.
 import pytest
 
 import degenerate
-from helpers import run
+from helpers import run_batch
 from grader.engine import registry
 
 BUDGET = 0.02  # of the kit's total points
@@ -17,10 +17,12 @@ BUDGET = 0.02  # of the kit's total points
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """{strategy: {(exercise, check): points earned}}"""
+    """{strategy: {(exercise, check): points earned}}, the strategies graded as one class, as `grade` would."""
+    folders = {strategy: degenerate.write(tmp_path_factory.mktemp(strategy), strategy)
+               for strategy in degenerate.STRATEGIES}
+    results = run_batch(folders, [e.module for e in registry.EXERCISES], tmp_path_factory.mktemp("class"))
     earned = {}
-    for strategy in degenerate.STRATEGIES:
-        result = run(degenerate.write(tmp_path_factory.mktemp(strategy), strategy))
+    for strategy, result in results.items():
         earned[strategy] = {}
         for exercise in result.exercises:
             for check in exercise.checks:
