@@ -20,6 +20,8 @@ import own_folders
 os.environ["HF_HUB_OFFLINE"] = "1"  # the hub is unreachable here; fail fast instead of retrying
 os.environ["SOFTLOOKUP_NO_SERVER"] = "1"  # every `softlookup check` a test starts grades in-process (test_warm: not)
 OWN_HOME = own_folders.isolate()  # no test reads or writes the learner's home, state, cache or runtime folders
+if os.environ.get("PYTEST_XDIST_WORKER"):  # a process per core: torch's threads would queue behind the other's,
+    os.environ["OMP_NUM_THREADS"] = "1"  # each GPT-2 readout up to 7 times slower (as the kit's workers, one)
 
 from grader.engine.confinement import fork_servers  # noqa: E402
 
