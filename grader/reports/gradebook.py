@@ -113,8 +113,9 @@ def write_feedback(folder: Path, student: str, result: SubmissionResult):
     folder.mkdir(parents=True, exist_ok=True)
     shown = redacted(result)  # once for the three (each would redact it again, to the same)
     write_atomically(folder / "results.json", json.dumps(gradescope(shown), indent=2) + "\n", durable=True)
-    write_atomically(folder / "feedback.md", markdown(shown, student), durable=True)
-    write_atomically(folder / "feedback.html", feedback_html(shown, student), durable=True)
+    told = feedback.model(shown, student)  # laid out (and redacted again) once for the two renderings
+    write_atomically(folder / "feedback.md", feedback.markdown(told), durable=True)
+    write_atomically(folder / "feedback.html", feedback.page(told), durable=True)
 
 
 def write_record(folder: Path, student: str, result: SubmissionResult, graded_with: dict | None = None):
