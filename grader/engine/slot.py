@@ -130,6 +130,7 @@ class Slot:
     trusted: bool
     readable: list[str] = field(default_factory=list)
     worker: WorkerHandle | None = None
+    clocks: clock.Clocks | None = None  # the live worker's, for as long as it lives
     scratch: Path | None = None
     scratch_bound: ScratchBound | None = None  # the judge's, where no tmpfs of the kernel's bounds the scratch
     built: frozenset = frozenset()  # the models the live worker built before learner code ran
@@ -193,13 +194,16 @@ class Slot:
                 raise
             if not ready["protections"].get("scratch_capped"):
                 self.scratch_bound = ScratchBound(self.scratch, self.worker.pid)
+        self.clocks = clock.Clocks(self.worker.pid)  # opened once, read by every call's meter
 
     def stop(self):
         if self.worker is not None:
             self.worker.kill()
+        if self.clocks is not None:
+            self.clocks.close()
         if self.scratch is not None:
             remove_tree(self.scratch)
-        self.worker = self.scratch = self.scratch_bound = None
+        self.worker = self.clocks = self.scratch = self.scratch_bound = None
 
     def _exchange(self, op: str, function: str, args, meter: clock.Meter, report_arguments: bool = False) -> dict:
         """Send one request and return the worker's validated answer, all within what ``meter`` allows."""
@@ -318,7 +322,7 @@ class Slot:
         if self.worker is None:  # starting a worker is the kit's work (GPT-2 small from disk included): not timed
             self.start()
         budget = None if self.trusted else self.sandbox.budget.left()
-        meter = clock.Meter(self.worker.pid, time_limit, budget)
+        meter = clock.Meter(self.clocks, time_limit, budget)
         try:
             answer = self._exchange(op, function, args, meter, report_arguments)
         except CallStopped as stopped:
@@ -331,7 +335,6 @@ class Slot:
         finally:
             if not self.trusted:
                 self.sandbox.budget.charge(meter.charge())
-            meter.close()
         if answer["output"]:
             self.sandbox.printed.add(label, answer["output"])
         if "error" in answer:

@@ -72,10 +72,10 @@ def test_the_clocks_are_the_kernels():
     """This process's clocks read from /proc: computing is CPU time, sleeping is waiting."""
     reading = clock.Clocks(os.getpid()).read()
     assert reading is not None and reading.cpu > 0
-    computing = clock.Meter(os.getpid(), 0.2)
+    computing = clock.Meter(clock.Clocks(os.getpid()), 0.2)
     while computing.left() > 0:
         pass
-    waiting = clock.Meter(os.getpid(), 0.1)
+    waiting = clock.Meter(clock.Clocks(os.getpid()), 0.1)
     while waiting.left() > 0:
         time.sleep(0.02)
     assert (computing.bound, waiting.bound) == ("computing", "waiting")
@@ -149,7 +149,7 @@ def test_a_reading_answers_for_a_moment_and_a_charge_reads_afresh(monkeypatch):
 
     monkeypatch.setattr(clock, "time", SimpleNamespace(monotonic=lambda: now[0]))
     monkeypatch.setattr(clock.Clocks, "read", read)
-    meter = clock.Meter(12345, 1.0)
+    meter = clock.Meter(clock.Clocks(None), 1.0)
     now[0] += clock.FRESH / 2
     assert meter.left() == 1.0 and len(reads) == 1  # the reading at the start answers
     now[0] += clock.FRESH

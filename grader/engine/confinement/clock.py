@@ -51,10 +51,10 @@ class Reading:
 
 
 class Clocks:
-    """One process's clocks, its ``/proc`` files opened once and read again in place: a call reads them a few
-    times (when it starts, while the judge waits, when it ends), and opening them each time was a tenth of the
-    judge's own CPU time. An open file stays the process's: once it is gone it reads nothing, even where its pid
-    has been given to another."""
+    """One process's clocks, its ``/proc`` files opened once, when the worker starts, and read again in place by
+    every call's :class:`Meter` (when it starts, while the judge waits, when it ends): opening them for each
+    reading, then for each call, was a tenth of the judge's own CPU time. An open file stays the process's: once
+    it is gone it reads nothing, even where its pid has been given to another."""
 
     def __init__(self, pid: int | None):
         self.stat = self.schedstat = None
@@ -95,9 +95,9 @@ class Meter:
     :meth:`left` reached 0: "computing", "waiting" or "budget".
     """
 
-    def __init__(self, pid: int | None, limit: float, budget: float | None = None):
+    def __init__(self, clocks: Clocks, limit: float, budget: float | None = None):
         self.limit, self.budget = limit, budget
-        self.clocks = Clocks(pid)
+        self.clocks = clocks  # the worker's, kept open across its calls (the slot closes them)
         self.start = self.clocks.read()
         self.started = time.monotonic()
         self.bound: str | None = None
@@ -137,7 +137,3 @@ class Meter:
         if room[bound] <= 0:
             self.bound = bound
         return room[bound]
-
-    def close(self):
-        """The call is over: its clocks' files are closed (what was last read stays)."""
-        self.clocks.close()
