@@ -24,10 +24,11 @@ nothing by what was read: a student's work is compared whole
 
 Torch and transformers bring thousands of modules, and a GPT-2 exercise
 answers dozens of calls: so each report looks only at the names that came
-into :data:`sys.modules` since the one before (a set difference, in C).
-A module put under a name already looked at is not looked at again: only
-learner code does that, and what it hides keeps a stale result for no one
-but the learner whose code hid it.
+into :data:`sys.modules` since the one before (a set difference, in C),
+and none where their number has not changed. A module put under a name
+already looked at, or in the place of one taken out, is not looked at:
+only learner code does that, and what it hides keeps a stale result for no
+one but the learner whose code hid it.
 
 A file's presence, listing a folder or a file's size read without opening it
 leave no ``open`` event: the judge counts any file added to or removed from the
@@ -51,6 +52,7 @@ class Reads:
         self.roots = {os.path.join(os.path.abspath(directory), ""), os.path.join(os.path.realpath(directory), "")}
         self.found: set[str] = set()
         self.modules_seen: set = set()  # the names in sys.modules that an earlier report looked at
+        self.modules_counted = 0  # how many there were then
         self.anything = False  # something was heard that could not be told: the judge counts every file
         sys.addaudithook(self._heard)
 
@@ -72,8 +74,9 @@ class Reads:
 
     def report(self) -> list[str] | None:
         """Every path read so far, relative to the folder and sorted; None where they cannot all be told."""
-        new = sys.modules.keys() - self.modules_seen
+        new = sys.modules.keys() - self.modules_seen if len(sys.modules) != self.modules_counted else set()
         self.modules_seen |= new
+        self.modules_counted = len(sys.modules)
         for name in new:
             try:
                 place = vars(sys.modules[name]).get("__file__")
