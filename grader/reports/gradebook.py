@@ -90,14 +90,11 @@ def write_class(out: Path, graded: dict[str, SubmissionResult], exercises: list[
 # -- a student's feedback ------------------------------------------------------------------------
 
 
-def markdown(result: SubmissionResult, student: str) -> str:
-    """feedback.md: :func:`grader.reports.feedback.model`, rendered as Markdown (redacted there)."""
-    return feedback.markdown(feedback.model(result, student))
-
-
-def feedback_html(result: SubmissionResult, student: str) -> str:
-    """feedback.html: the same model as feedback.md, rendered as a page."""
-    return feedback.page(feedback.model(result, student))
+def feedback_texts(result: SubmissionResult, student: str) -> tuple[str, str]:
+    """feedback.md and feedback.html: one :func:`grader.reports.feedback.model` (redacted there), rendered as
+    Markdown and as a page."""
+    told = feedback.model(result, student)
+    return feedback.markdown(told), feedback.page(told)
 
 
 def write_student(folder: Path, student: str, result: SubmissionResult, graded_with: dict | None = None):
@@ -113,9 +110,9 @@ def write_feedback(folder: Path, student: str, result: SubmissionResult):
     folder.mkdir(parents=True, exist_ok=True)
     shown = redacted(result)  # once for the three (each would redact it again, to the same)
     write_atomically(folder / "results.json", json.dumps(gradescope(shown), indent=2) + "\n", durable=True)
-    told = feedback.model(shown, student)  # laid out (and redacted again) once for the two renderings
-    write_atomically(folder / "feedback.md", feedback.markdown(told), durable=True)
-    write_atomically(folder / "feedback.html", feedback.page(told), durable=True)
+    text, page = feedback_texts(shown, student)
+    write_atomically(folder / "feedback.md", text, durable=True)
+    write_atomically(folder / "feedback.html", page, durable=True)
 
 
 def write_record(folder: Path, student: str, result: SubmissionResult, graded_with: dict | None = None):

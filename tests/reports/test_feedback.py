@@ -64,7 +64,8 @@ def said(model: feedback.Feedback) -> list[str]:
 def test_feedback_md_and_html_say_the_same_things():
     result = a_result()
     model = feedback.model(result, "bob")
-    markdown, page = seen_in_markdown(gradebook.markdown(result, "bob")), seen_in_html(gradebook.feedback_html(result, "bob"))
+    markdown, page = gradebook.feedback_texts(result, "bob")
+    markdown, page = seen_in_markdown(markdown), seen_in_html(page)
     for text in said(model):
         assert text in markdown, f"feedback.md does not say: {text}"
         assert text in page, f"feedback.html does not say: {text}"
@@ -76,7 +77,7 @@ def test_feedback_md_and_html_say_the_same_things():
 
 
 def test_the_kits_code_marks_are_code_in_markdown_not_escaped_backticks():
-    text = gradebook.markdown(a_result(), "bob")
+    text = gradebook.feedback_texts(a_result(), "bob")[0]
     rendered = MarkdownIt("commonmark").render(text)
     assert "<code>axis=0</code>" in rendered and "\\`" not in text
 

@@ -119,7 +119,7 @@ def test_a_cell_that_only_looks_like_a_formula_inside_is_left_as_it_is():
 
 @pytest.mark.parametrize("student", HOSTILE_IDS)
 def test_feedback_markdown_has_only_the_kits_headings_and_the_fake_note_stays_in_a_code_block(student):
-    text = gradebook.markdown(hostile_result(student), student)
+    text = gradebook.feedback_texts(hostile_result(student), student)[0]
     shown_id = student.encode("utf-8", "backslashreplace").decode()
     assert headings(text) == [f"Feedback for {shown_id}", "softmax.py: Softmax: <b>scores</b> into weights: "
                                                           "2/6 points, in progress"]
@@ -155,7 +155,7 @@ def test_blanking_numbers_keeps_names():
 @pytest.mark.parametrize("student", HOSTILE_IDS)
 def test_the_html_pages_escape_everything_and_have_one_heading(student):
     graded = {student: hostile_result(student), "other": hostile_result("other")}
-    for page in (gradebook.feedback_html(graded[student], student), summary.page(graded)):
+    for page in (gradebook.feedback_texts(graded[student], student)[1], summary.page(graded)):
         assert "<script" not in page and "<b>scores" not in page
         assert "&lt;script&gt;" in page
         assert page.count("<h1>") == 1
@@ -207,8 +207,7 @@ def test_redaction_is_one_function_and_applying_it_again_changes_nothing():
     once = redacted(hostile_result())
     assert redacted(once).to_plain() == once.to_plain()
     assert gradebook.redacted is redacted
-    assert gradebook.markdown(once, "s") == gradebook.markdown(hostile_result(), "s")
-    assert gradebook.feedback_html(once, "s") == gradebook.feedback_html(hostile_result(), "s")
+    assert gradebook.feedback_texts(once, "s") == gradebook.feedback_texts(hostile_result(), "s")  # both files
     hidden = [c for e in once.exercises for c in e.checks if c.hidden]
     assert all(c.printed == "" and c.case == "" for c in hidden)
     assert hidden_statuses_kept(once)

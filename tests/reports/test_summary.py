@@ -95,11 +95,11 @@ def test_a_class_that_handed_in_everything_says_so():
 
 def test_feedback_html_opens_with_the_total_as_feedback_md_does():
     shown = CLASS["shift-once"]
-    page = gradebook.feedback_html(shown, "shift-once")
+    page = gradebook.feedback_texts(shown, "shift-once")[1]
     total = f"{verdicts.points(shown.score)}/{verdicts.points(shown.max_score)}"
     assert page.count("<h1>") == 1
     assert re.search(r"<h1>[^<]*</h1>\s*<p><b>Total: " + re.escape(total), page)
-    assert gradebook.markdown(shown, "shift-once").splitlines()[2] == f"**{total} points**"
+    assert gradebook.feedback_texts(shown, "shift-once")[0].splitlines()[2] == f"**{total} points**"
 
 
 TIMED_OUT = "softmax.softmax() ran past its 1 s time limit: is there a loop that never ends?"
