@@ -56,6 +56,7 @@ class Sandbox:
         self.shared: dict[str, dict | SubmissionError] = {}  # the current submission's answers that checks share
         self.budget = Budget()  # the current submission's
         self.hung: dict[str, dict[tuple[str, str], SubmissionError]] = {}  # folder -> (module, function) -> error
+        self.on_waiting = None  # each call's meter tells it when the call waits without computing (a class's judge)
         self.checking = ""  # the exercise whose check runs now
         self.used: dict[str, set[tuple]] = {}  # exercise -> the learner's slots its checks used, this submission
 

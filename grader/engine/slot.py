@@ -322,7 +322,7 @@ class Slot:
         if self.worker is None:  # starting a worker is the kit's work (GPT-2 small from disk included): not timed
             self.start()
         budget = None if self.trusted else self.sandbox.budget.left()
-        meter = clock.Meter(self.clocks, time_limit, budget)
+        meter = clock.Meter(self.clocks, time_limit, budget, self.sandbox.on_waiting)
         try:
             answer = self._exchange(op, function, args, meter, report_arguments)
         except CallStopped as stopped:
@@ -333,6 +333,7 @@ class Slot:
             error.label = label
             raise
         finally:
+            meter.end()
             if not self.trusted:
                 self.sandbox.budget.charge(meter.charge())
         if answer["output"]:

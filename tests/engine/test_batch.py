@@ -26,7 +26,7 @@ from grader.engine.submissions import intake
 from grader.platforms import detect
 from grader.reports import gradebook
 from grader.reports.class_record import ClassRecord
-from helpers import descendants
+from helpers import descendants, make_submission
 
 FILES = ("results.json", "feedback.md", "feedback.html", "softlookup.json")
 # All that may differ between two gradings of one submission: how long they took.
@@ -240,6 +240,35 @@ def test_a_judge_that_dies_costs_its_student_alone(tmp_path):
     before = marks(out)
     again = cli(root, out, "--time-limit", "1")  # the same settings: another limit would grade everyone again
     assert again.returncode == 0 and marks(out) == before, again.stderr
+
+
+def test_a_student_who_waits_leaves_the_processor_to_the_others(tmp_path):
+    """With one job, a student whose call sleeps until its limit stops it (3 s, so 6 s of waiting) holds no
+    processor: their judge says so, a second judge grades the two students after them meanwhile, and the sleeper
+    is still stopped, with the reason."""
+    from grader.engine.classes import runner
+    from grader.engine.options import Options
+
+    folders = {"1-sleeper": make_submission(tmp_path / "sleeper", {"softmax": SLEEPER}),
+               "2-right": make_submission(tmp_path / "right"), "3-right": make_submission(tmp_path / "also-right")}
+    exercises = [registry.exercise("softmax")]
+    finished = []
+    stopped = batch_engine.grade_class([intake.Student(student, str(folder)) for student, folder in folders.items()],
+                                       1, exercises, runner.pytest_args(exercises, Options(time_limit=3.0)),
+                                       lambda student, result: finished.append((student.id, result)), tmp_path)
+    assert stopped == ""
+    assert [student for student, _ in finished] == ["2-right", "3-right", "1-sleeper"]
+    assert all(result.score == result.max_score for _, result in finished[:2])
+    messages = {check.message for exercise in finished[2][1].exercises for check in exercise.checks}
+    assert any("waited for more than 6 s without computing" in message for message in messages), messages
+
+
+SLEEPER = """
+import time
+
+def softmax(scores):
+    time.sleep(600)
+"""
 
 
 def test_a_result_that_cannot_be_written_costs_its_student_alone(tmp_path):

@@ -158,6 +158,33 @@ def test_a_reading_answers_for_a_moment_and_a_charge_reads_afresh(monkeypatch):
 
 
 
+def test_a_meter_says_once_when_its_call_waits_and_once_when_it_ends(monkeypatch):
+    """While the call computes, nothing is said; once it has waited IDLE seconds without computing, True, once; at
+    its end, False, once. A call that never waited ends in silence."""
+    now, cpu = [100.0], [0.0]
+    monkeypatch.setattr(clock, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    monkeypatch.setattr(clock.Clocks, "read", lambda self: clock.Reading(cpu=cpu[0], queued=0.0, wall=now[0]))
+    told = []
+    meter = clock.Meter(clock.Clocks(None), 5.0, on_waiting=told.append)
+    for _ in range(100):  # a second of computing
+        now[0] += 0.01
+        cpu[0] += 0.01
+        meter.left()
+    assert told == []
+    for _ in range(100):  # then a second asleep
+        now[0] += 0.01
+        meter.left()
+    assert told == [True]
+    meter.end()
+    meter.end()
+    assert told == [True, False]
+    quiet = clock.Meter(clock.Clocks(None), 5.0, on_waiting=told.append)
+    now[0] += clock.IDLE / 2
+    quiet.left()
+    quiet.end()
+    assert told == [True, False]
+
+
 # -- a class, graded twice: on a quiet machine and on a busy one -----------------------------------------------------
 
 @pytest.mark.slow

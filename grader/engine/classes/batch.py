@@ -1,13 +1,16 @@
 """A class graded as a sequence of independent gradings: judges that take student after student.
 
-:func:`grade_class` starts ``jobs`` judges. Each is one pytest session
+:func:`grade_class` keeps ``jobs`` judges computing. Each is one pytest session
 that collects the checks once and then grades student after student
-(:class:`_Batch`): pytest's start-up, the fork servers' imports and every
+(:mod:`grader.engine.classes.judge`): pytest's start-up, the fork servers' imports and every
 answer of the reference are paid once per judge, not per student. A judge
 takes the next student whenever it is free and sends back that student's
 whole result as plain data, after every worker of that student is gone; the
 caller's ``record`` writes it (the gradebook's files are the reports'
-business, not the engine's).
+business, not the engine's). A judge whose student's call sleeps or stalls
+(until the call's limit stops it) says so, and while it waits another judge,
+idle or new, takes the next student: a processor is never left idle for a
+student who computes nothing (:meth:`_Coordinator.dispatch`).
 
 No student stops the class. Whatever grading one student raises (a zip that
 cannot be read, a notebook the judge cannot turn into a module, a result it
@@ -33,19 +36,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-import pytest
-
-from grader.engine import errors, options, plugin, registry
-from grader.engine.classes import runner
+from grader.engine import registry
 from grader.engine.confinement import fork_servers
-from grader.engine.confinement.scratch import run_prefix
 from grader.engine.results import ErrorKind, SubmissionResult, crashed
-from grader.engine.submissions import intake, notebooks
 from grader.engine.submissions.intake import Student, one_line
 
+MOST_JUDGES = 2  # judges per job at most: the others' places, while judges wait on students who compute nothing
 DEATHS = 2  # judges that may die grading one student: the first death is graded again, the second recorded
 JUDGE_DIED = "the grader's process grading you was killed twice; nothing of yours was graded: "
-SUBMISSION = "your submission"  # how a message names the folder graded: the student's, or one unpacked for them
 
 
 def identified(result: SubmissionResult, student: Student) -> SubmissionResult:
@@ -61,110 +59,6 @@ def described(error: BaseException) -> str:
     return one_line(f"{name}: {error}")
 
 
-# -- a judge: one pytest session, student after student ---------------------------------------
-
-
-class _SessionBroken(Exception):
-    """Something raised inside pytest's own run of a check: the session's state can no longer be trusted."""
-
-
-class _Batch:
-    """A pytest plugin that replaces the run loop: each student read from ``requests`` runs every check.
-
-    It answers the coordinator one JSON line at a time: ``ready`` once the checks are collected, then per
-    student either its result or ``crashed`` with a one-line reason (with ``stopping`` when this judge can
-    grade no one else), or ``fatal`` when no student can be graded on this machine.
-    """
-
-    def __init__(self, requests, replies):
-        self.requests, self.replies = requests, replies
-
-    @staticmethod
-    @pytest.hookimpl(trylast=True)  # once the plugin's Grading is registered
-    def pytest_configure(config):
-        plugin.grading(config).batch = True
-
-    @pytest.hookimpl(tryfirst=True)  # instead of pytest's own loop, which would run each check once
-    def pytest_runtestloop(self, session):
-        self.reply(ready=True)
-        for line in self.requests:
-            student = Student(**json.loads(line))
-            try:
-                result = self.graded(session, student)
-                answer = json.dumps({"student": student.id, "result": result.to_plain()})
-            except errors.KitError as error:  # raised only where no student's code runs: the machine's fault
-                self.reply(fatal=one_line(error))
-                return True
-            except _SessionBroken as error:  # pytest's state is unknown now: this judge stops, another takes the rest
-                self.reply(student=student.id, crashed=described(error.__cause__), stopping=True)
-                return True
-            except Exception as error:  # anything one submission makes happen is that submission's result
-                self.reply(student=student.id, crashed=described(error))
-            else:
-                self.send(answer)
-        return True
-
-    def reply(self, **fields):
-        self.send(json.dumps(fields))
-
-    def send(self, line: str):
-        self.replies.write(line + "\n")
-        self.replies.flush()
-
-    def graded(self, session, student: Student):
-        """Unpack, turn notebooks into modules, grade: the student's result."""
-        with tempfile.TemporaryDirectory(prefix=run_prefix("student"), ignore_cleanup_errors=True) as scratch:
-            folder, problem = Path(scratch), student.problem  # a submission with a problem is not read at all
-            if not problem:
-                try:
-                    folder = intake.unpacked(student, Path(scratch))
-                except ValueError as error:
-                    problem = str(error)
-            if problem:
-                result = self.grade_one(session, folder, problem)
-            else:  # notebooks become modules before grading: the engine only ever grades modules
-                with notebooks.module_folder(folder, keep_going=True) as modules:
-                    result = self.grade_one(session, modules, problem)
-        return identified(result, student)
-
-    @staticmethod
-    def grade_one(session, folder: Path, problem: str):
-        grading = plugin.grading(session.config)
-        grading.begin_submission(folder, problem, shown=SUBMISSION)
-        try:
-            for index, item in enumerate(session.items):
-                following = session.items[index + 1] if index + 1 < len(session.items) else None
-                item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
-                if session.shouldfail or session.shouldstop:
-                    raise session.Interrupted(session.shouldstop or session.shouldfail)
-        except Exception as error:
-            raise _SessionBroken() from error
-        finally:
-            result = grading.end_submission()  # the student's workers stop whatever happened
-        return result
-
-
-def serve(argv: list[str]) -> int:
-    """A judge (``serve([FD, SERVERS, *PYTEST_ARGS])``): students from stdin, a line per student to FD.
-
-    SERVERS names the copies of the coordinator's fork servers this judge forks its workers from (JSON:
-    kind -> [descriptor, log]).
-    """
-    replies, pytest_args = os.fdopen(int(argv[0]), "w"), argv[2:]
-    for needs, (descriptor, log) in json.loads(argv[1]).items():
-        fork_servers.adopt(needs, descriptor, log)
-    requests = os.fdopen(os.dup(0), "r")  # pytest's capture points descriptor 0 at /dev/null
-    runner.stop_cleanly_on_sigterm()
-    options.stay_offline()
-    with runner.plugins_named_only(), open(os.devnull, "w") as quiet:
-        sys.stdout = quiet  # pytest's own reporting is not wanted here; errors still reach stderr
-        code = pytest.main([*pytest_args, "-p", "no:terminal"], plugins=[_Batch(requests, replies)])
-    if code == pytest.ExitCode.INTERRUPTED:
-        return 130
-    return 0 if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED) \
-        else int(code)
-
-
 # -- the coordinator ------------------------------------------------------------------------------
 
 
@@ -176,10 +70,9 @@ def grade_class(todo: list[Student], jobs: int, exercises: list[registry.Exercis
     in the order they finish; judges run pytest with ``pytest_args`` (:func:`grader.engine.classes.runner.pytest_args`)
     in ``workdir``.
     """
-    batch = _Coordinator(todo, exercises, pytest_args, record, workdir)
+    batch = _Coordinator(todo, jobs, exercises, pytest_args, record, workdir)
     try:
-        for _ in range(min(jobs, len(todo))):
-            batch.start_judge()
+        batch.dispatch()
         while batch.selector.get_map():
             for key, _ in batch.selector.select():
                 if failure := batch.handle(key.data):
@@ -200,24 +93,51 @@ class _Coordinator:
     stops the batch.
     """
 
-    def __init__(self, todo: list[Student], exercises: list[registry.Exercise], pytest_args: list[str], record,
-                 workdir: Path):
-        self.queue, self.exercises, self.pytest_args = list(todo), exercises, pytest_args
+    def __init__(self, todo: list[Student], jobs: int, exercises: list[registry.Exercise], pytest_args: list[str],
+                 record, workdir: Path):
+        self.queue, self.jobs, self.exercises, self.pytest_args = list(todo), jobs, exercises, pytest_args
         self.record, self.workdir = record, workdir
         self.selector = selectors.DefaultSelector()
-        self.judges: list[_Judge] = []
+        self.judges: list[_Judge] = []  # every judge started, to stop them all at the end
         self.deaths: dict[str, int] = {}  # student id -> how many judges died grading them
         self.fork_servers = fork_servers.shared(exercises)  # imported once for the class, a copy per judge
 
-    def start_judge(self):
+    def dispatch(self):
+        """Give waiting students to judges until ``jobs`` of them are computing: to an idle judge, else to a new
+        one while fewer than :data:`MOST_JUDGES` times ``jobs`` live. Once nobody waits, idle judges are let go.
+
+        A judge whose student's call waits without computing (asleep, stalled on a pipe, until its limit stops
+        it) leaves its processor idle; it says so, and for as long as it waits it does not count.
+        """
+        live = [judge for judge in self.judges if not judge.retired]
+        while self.queue and sum(judge.computing for judge in live) < self.jobs:
+            idle = next((judge for judge in live if judge.idle), None)
+            if idle is not None:
+                idle.give(self.queue.pop(0))
+            elif len(live) < MOST_JUDGES * self.jobs:
+                live.append(self.start_judge(self.queue.pop(0)))
+            else:
+                break
+        if not self.queue:
+            for judge in live:
+                if judge.idle:
+                    judge.give(None)  # it finishes its session and exits
+
+    def start_judge(self, student: Student) -> "_Judge":
         judge = _Judge(self.pytest_args, self.workdir, self.fork_servers)
         self.judges.append(judge)
-        self.selector.register(judge.replies, selectors.EVENT_READ, judge)
-        judge.give(self.queue.pop(0) if self.queue else None)
+        self.selector.register(judge.reader, selectors.EVENT_READ, judge)
+        judge.give(student)
+        return judge
 
     def handle(self, judge: "_Judge") -> str:
-        """Act on the judge's next reply: why the batch must stop, or ""."""
-        reply = judge.next_reply()
+        """Act on the judge's replies that have arrived: why the batch must stop, or ""."""
+        for reply in judge.replies():
+            if failure := self.act(judge, reply):
+                return failure
+        return ""
+
+    def act(self, judge: "_Judge", reply: dict | None) -> str:
         if reply is None:  # the judge stopped
             if judge.current is None:  # it had finished
                 self.retire(judge)
@@ -234,11 +154,14 @@ class _Coordinator:
         if "ready" in reply:
             judge.ready = True
             return ""
-        student = judge.current
+        if "waiting" in reply:
+            judge.waiting = reply["waiting"] is True
+            self.dispatch()
+            return ""
+        student, judge.current, judge.waiting = judge.current, None, False
         if reply.get("stopping"):
             self.retire(judge)
-        else:
-            judge.give(self.queue.pop(0) if self.queue else None)
+        self.dispatch()  # the next student starts before this one's record is written
         try:
             if "judge_died" in reply:
                 result = crashed(student.id, self.exercises, one_line(reply["judge_died"]), ErrorKind.JUDGE_DIED,
@@ -259,16 +182,15 @@ class _Coordinator:
         self.deaths[student.id] = self.deaths.get(student.id, 0) + 1
         if self.deaths[student.id] < DEATHS:
             self.queue.insert(0, student)
-            self.retire(judge)  # the new judge it starts takes them at once
+            self.retire(judge)
+            self.dispatch()  # a new judge takes them at once
             return None
         return {"judge_died": judge.why(), "stopping": True}
 
     def retire(self, judge: "_Judge"):
-        """Give this judge no more students; while students wait, a new judge takes its place."""
-        self.selector.unregister(judge.replies)
-        judge.current = None
-        if self.queue:
-            self.start_judge()
+        """Give this judge no more students."""
+        self.selector.unregister(judge.reader)
+        judge.current, judge.retired = None, True
 
     def stop(self):
         for judge in self.judges:
@@ -286,7 +208,7 @@ class _Judge:
         copies = {needs: server.copy() for needs, server in shared.items()}
         servers = json.dumps({needs: [copy.fileno(), str(shared[needs].log)] for needs, copy in copies.items()})
         same_kit = (f"import sys; sys.path.insert(0, {str(registry.PACKAGE_DIR.parent)!r}); "  # the coordinator's code
-                    "from grader.engine.classes.batch import serve; sys.exit(serve(sys.argv[1:]))")
+                    "from grader.engine.classes.judge import serve; sys.exit(serve(sys.argv[1:]))")
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", same_kit, str(writer), servers, *pytest_args],
@@ -296,14 +218,27 @@ class _Judge:
             os.close(writer)
             for copy in copies.values():
                 copy.close()
-        self.replies = os.fdopen(reader, "r")
+        self.reader, self.unread = reader, b""
         self.current: Student | None = None
         self.ready = False  # it has collected the checks and reads students
+        self.waiting = False  # its student's call waits without computing (the judge said so)
+        self.finishing = self.retired = False  # it was told no student follows; it takes no more
+
+    @property
+    def idle(self) -> bool:
+        """Alive, holding no student, and able to take one."""
+        return self.current is None and not self.finishing and not self.retired
+
+    @property
+    def computing(self) -> bool:
+        """Holding a student (or starting, with its first) and not waiting on them: it has a processor's work."""
+        return self.current is not None and not self.waiting
 
     def give(self, student: Student | None):
         self.current = student
         try:
             if student is None:
+                self.finishing = True
                 self.process.stdin.close()  # no more students: the judge finishes its session and exits
             else:
                 self.process.stdin.write(json.dumps(student.__dict__) + "\n")
@@ -311,10 +246,13 @@ class _Judge:
         except (BrokenPipeError, ValueError):  # it has stopped already; its end of the replies says so next
             pass
 
-    def next_reply(self) -> dict | None:
-        """The judge's next reply, or None once it has stopped (a line cut short by its death included)."""
-        line = self.replies.readline()
-        return json.loads(line) if line.endswith("\n") else None
+    def replies(self) -> list[dict | None]:
+        """The replies that arrived whole since the last look, with None last once the judge has stopped (a line
+        cut short by its death included). Read in one go: a reply may follow another at once, and a line left in
+        a reader's buffer would never wake the selector."""
+        chunk = os.read(self.reader, 2**20)
+        *lines, self.unread = (self.unread + chunk).split(b"\n")
+        return [json.loads(line) for line in lines] + ([] if chunk else [None])
 
     def interrupted(self) -> bool:
         """Whether the judge stopped because it was interrupted (Ctrl-C reaches every process of a terminal)."""
@@ -357,5 +295,5 @@ class _Judge:
             self.process.stdin.close()
         except (BrokenPipeError, ValueError):
             pass
-        self.replies.close()
+        os.close(self.reader)
         self.errors.close()

@@ -39,6 +39,9 @@ TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 # messages in a burst, and the judge looks at the deadline before each read of the socket. Reading /proc for
 # each was a quarter of the judge's own work on a short call. The cost: a call may overrun by this much.
 FRESH = 0.002
+# Seconds a call may spend neither computing nor queued before its meter says the worker holds no processor
+# (:class:`Meter`'s ``on_waiting``): a right answer's call waits a few milliseconds at most.
+IDLE = 0.25
 
 
 @dataclass(frozen=True)
@@ -93,10 +96,15 @@ class Meter:
     ``limit`` is the call's time limit (CPU seconds), ``budget`` what is left
     of the submission's time budget (None: no budget). :attr:`bound` names what stopped the call once
     :meth:`left` reached 0: "computing", "waiting" or "budget".
+
+    ``on_waiting(True)`` is called once the call has spent :data:`IDLE` seconds waiting of its own (asleep, or
+    blocked on a read that will not come), ``on_waiting(False)`` at :meth:`end` if it was: a class's judge tells
+    its coordinator, which lets another judge use the processor this one leaves idle.
     """
 
-    def __init__(self, clocks: Clocks, limit: float, budget: float | None = None):
+    def __init__(self, clocks: Clocks, limit: float, budget: float | None = None, on_waiting=None):
         self.limit, self.budget = limit, budget
+        self.on_waiting, self.said_waiting = on_waiting, False
         self.clocks = clocks  # the worker's, kept open across its calls (the slot closes them)
         self.start = self.clocks.read()
         self.started = time.monotonic()
@@ -129,6 +137,9 @@ class Meter:
     def left(self) -> float:
         """Seconds the call may still take before one of its bounds is reached (0 or less: stop it now)."""
         cpu, own = self.used(fresh=False)
+        if self.on_waiting is not None and not self.said_waiting and own - cpu >= IDLE:
+            self.said_waiting = True
+            self.on_waiting(True)
         room = {"computing": self.limit - cpu,
                 "waiting": self.waiting_limit - own}
         if self.budget is not None:
@@ -137,3 +148,9 @@ class Meter:
         if room[bound] <= 0:
             self.bound = bound
         return room[bound]
+
+    def end(self):
+        """The call is over: whoever was told it waits is told it no longer does."""
+        if self.said_waiting:
+            self.said_waiting = False
+            self.on_waiting(False)
