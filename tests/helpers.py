@@ -145,13 +145,14 @@ def run_batch(folders: dict[str, Path], modules: list[str], workdir: Path, jobs:
     folder after folder: for a catalogue of a hundred wrong implementations,
     a fraction of the time of one :func:`run` each.
     """
-    from grader.engine.classes import batch, runner
+    from grader.engine import options
+    from grader.engine.classes import batch
     from grader.engine.submissions.intake import Student
 
     exercises = [registry.exercise(m) for m in modules]
     results = {}
     stopped = batch.grade_class([Student(student, str(folder)) for student, folder in folders.items()], jobs,
-                                exercises, runner.pytest_args(exercises, Options()),
+                                exercises, options.pytest_command(exercises, Options()),
                                 lambda student, result: results.__setitem__(student.id, result), workdir)
     assert not stopped, stopped
     return results

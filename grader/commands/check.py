@@ -19,7 +19,8 @@ from pathlib import Path
 from rich.console import Console
 
 from grader.engine import edition, hint_record, options, registry
-from grader.engine.classes.keeper import Keeper, fingerprint
+from grader.engine.classes.keeper import Keeper
+from grader.engine.submissions.digests import fingerprint
 from grader.engine.classes.runner import run_checks, stop_cleanly_on_sigterm
 from grader.engine.confinement import system
 from grader.engine.options import Options
@@ -31,19 +32,6 @@ from grader.reports.gradescope import write_gradescope
 from grader.usage import Parser, UsageError
 
 
-def add_exercise_option(p: Parser):
-    p.add_argument("--exercise", action="append", choices=list(registry.BY_MODULE), metavar="NAME",
-                   help=f"grade only this exercise (repeatable): {', '.join(registry.BY_MODULE)}")
-
-
-def chosen_exercises(args) -> list[registry.Exercise]:
-    if args.exercise:
-        return [registry.exercise(name) for name in args.exercise]
-    if getattr(args, "cases", None):  # only the exercises that have that check need grading
-        return [exercise for exercise in registry.EXERCISES if args.cases in exercise.points]
-    return list(registry.EXERCISES)
-
-
 def parser() -> Parser:
     p = Parser(prog="softlookup check", description="Grade a folder of exercise modules.")
     p.add_argument("directory", nargs="?", type=Path,
@@ -52,7 +40,7 @@ def parser() -> Parser:
     p.add_argument("--notebooks", action="store_true",
                    help="grade <module>.ipynb where both it and <module>.py are there (as in assignments/)")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write Gradescope's results.json to FILE")
-    add_exercise_option(p)
+    options.add_exercise_option(p)
     options.declare(p.add_argument)
     p.add_argument("--cases", metavar="CHECK",
                    help="also show every case of CHECK (as named after ✗, e.g. test_axis) with its own message")
@@ -111,7 +99,7 @@ def main(argv=None, grading=None) -> int:
     args = parser().parse_args(argv)
     if problem := usage_problem(args):
         raise UsageError(problem)
-    exercises, chosen = chosen_exercises(args), Options.of(args)
+    exercises, chosen = options.chosen_exercises(args), Options.of(args)
     stop_cleanly_on_sigterm()
     if args.watch:
         return watch(args.directory.resolve(), args.notebooks, args.refused, exercises, chosen)
@@ -165,7 +153,7 @@ def watch(directory: Path, prefer_notebooks: bool, refused: str, exercises: list
           chosen: Options) -> int:
     """Grade, then grade again whenever a file of the folder changes, until Ctrl-C.
 
-    A change is any file a graded copy holds (:func:`~grader.engine.classes.keeper.fingerprint`), and the grading is
+    A change is any file a graded copy holds (:func:`~grader.engine.submissions.digests.fingerprint`), and the grading is
     ``check``'s, kept by a :class:`~grader.engine.classes.keeper.Keeper` (which grades again the exercises whose grading
     read what changed), so a watched result is always the one ``softlookup check`` gives. The screen is redrawn each time, made to
     fit the terminal with the failure just caused on it (:func:`~grader.reports.terminal.watch_screen`); the

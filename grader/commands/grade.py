@@ -24,9 +24,8 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from grader.commands import check
 from grader.engine import edition, options, registry
-from grader.engine.classes import batch, runner, similarity
+from grader.engine.classes import batch, similarity
 from grader.engine.confinement import system
 from grader.engine.confinement.protections import unconfined
 from grader.engine.options import Options
@@ -55,7 +54,7 @@ def parser() -> Parser:
     p.add_argument("--assignment", default="softlookup", metavar="NAME",
                    help="the assignment's column in Canvas's import file: \"<title> (<assignment id>)\" fills that "
                         "assignment (default: softlookup, which Canvas adds as a new assignment)")
-    check.add_exercise_option(p)
+    options.add_exercise_option(p)
     options.declare(p.add_argument, ("solutions", "time_limit", "import_time_limit", "memory_limit", "time_budget"))
     p.add_argument("--force", action="store_true", help="grade again students already graded in OUT")
     p.add_argument("--shard", default="1/1", metavar="K/N",
@@ -103,14 +102,14 @@ def usage_problem(args) -> str | None:
 def judge_arguments(args, exercises: list[registry.Exercise]) -> list[str]:
     """What every judge passes to pytest: the chosen exercises' checks, hidden ones included, and the options;
     full confinement is required unless --allow-unconfined."""
-    return runner.pytest_args(exercises, dataclasses.replace(Options.of(args), require_isolation=not args.allow_unconfined))
+    return options.pytest_command(exercises, dataclasses.replace(Options.of(args), require_isolation=not args.allow_unconfined))
 
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     if problem := usage_problem(args):
         raise UsageError(problem)
-    exercises = check.chosen_exercises(args)
+    exercises = options.chosen_exercises(args)
     export = detect.read(args.submissions.resolve(), args.layout)
     everyone, (number, count) = [student.id for student in export.students], shards.parse(args.shard)
     if count > 1:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.engine.confinement import codec
+from grader.engine.confinement import clean
 from grader.engine.results import ErrorKind
 
 
@@ -33,7 +33,7 @@ class SubmissionError(Exception):
         return self.explain()
 
     def explain(self) -> str:
-        return codec.clean_text(self._explained(), 5000)  # paths and labels too: every part must be encodable
+        return clean.clean_text(self._explained(), 5000)  # paths and labels too: every part must be encodable
 
     def _explained(self) -> str:
         name = self.label

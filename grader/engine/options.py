@@ -110,6 +110,38 @@ class Options:
         return args
 
 
+def add_exercise_option(p):
+    p.add_argument("--exercise", action="append", choices=list(registry.BY_MODULE), metavar="NAME",
+                   help=f"grade only this exercise (repeatable): {', '.join(registry.BY_MODULE)}")
+
+
+def chosen_exercises(args) -> list[registry.Exercise]:
+    if args.exercise:
+        return [registry.exercise(name) for name in args.exercise]
+    if getattr(args, "cases", None):  # only the exercises that have that check need grading
+        return [exercise for exercise in registry.EXERCISES if args.cases in exercise.points]
+    return list(registry.EXERCISES)
+
+
+# pytest's own plugins that the judge has no use for (several cost time on every check).
+UNUSED_PLUGINS = ("cacheprovider", "logging", "warnings", "faulthandler", "unraisableexception", "threadexception",
+                  "doctest", "junitxml", "pastebin", "stepwise", "legacypath", "tmpdir", "monkeypatch", "recwarn",
+                  "setuponly", "setupplan", "unittest", "subtests")
+# How the judge runs pytest: its own configuration file, no conftest.py from anywhere, no plugin it did not
+# name, no folder put on sys.path, no assertion rewriting (the checks report through grader.engine.verify).
+PYTEST_ARGS = ["-c", str(registry.CHECKS_DIR / "pytest.ini"), f"--rootdir={registry.CHECKS_DIR}", "--noconftest",
+               "-p", "grader.engine.plugin", "--import-mode=importlib", "--assert=plain", "-o", "addopts=",
+               *[arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")]]
+
+
+def pytest_command(exercises: list[registry.Exercise], chosen: Options) -> list[str]:
+    """pytest's arguments for the checks of ``exercises`` (public ones only with ``chosen.public``) with ``chosen``:
+    how :func:`grader.engine.classes.runner.run_checks` and a class's judges run pytest. Here, not beside them,
+    so that a class's coordinator builds them without importing pytest."""
+    files = [str(path) for exercise in exercises for path in exercise.check_files(hidden=not chosen.public)]
+    return [*files, *chosen.pytest_args(), *PYTEST_ARGS]
+
+
 def stay_offline():
     """Grading never downloads: Hugging Face's hub is told to fail at once, never to retry for half a minute."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from grader.engine import ground_truth, hint_record, options, registry, slot
-from grader.engine.confinement import codec, fork_servers
+from grader.engine.confinement import clean, fork_servers
 from grader.engine.errors import KitError, SubmissionError
 from grader.engine.proxies import Namespace
 from grader.engine.results import CheckResult, ErrorKind, SubmissionResult
@@ -301,7 +301,7 @@ class Grading:
         """
         exercise, hidden = _check_of(item)
         # Verdicts quote learner values and text: whatever it holds, a message is encodable and bounded.
-        message, printed = (codec.clean_text(self.sandbox.learners_paths(text, as_handed_in=self.batch), limit)
+        message, printed = (clean.clean_text(self.sandbox.learners_paths(text, as_handed_in=self.batch), limit)
                             for text, limit in ((message, MAX_MESSAGE_CHARS), (printed, MAX_PRINTED_CHARS)))
         share = exercise.points[item.originalname] / self.cases[(exercise.module, item.originalname)]
         (module, function), self.sandbox.last_call = self.sandbox.last_call or ("", ""), None  # per check

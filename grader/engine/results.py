@@ -12,7 +12,7 @@ feedback.html cannot disagree): a hidden check says that it failed and why in
 general terms, never its message, its case (which names shapes) or what was
 printed during it. And every text is :func:`writable` where it is written:
 what a learner's code sent was cleaned as it crossed into the judge
-(:func:`grader.engine.confinement.codec.clean_text`), but a name from a course's export,
+(:func:`grader.engine.confinement.clean.clean_text`), but a name from a course's export,
 a file name a message quotes or a result read back from disk was not, and a
 lone surrogate in any of them must not stop a file or a terminal.
 :func:`write_atomically` writes UTF-8 with anything unencodable shown as a

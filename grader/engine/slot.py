@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.engine import registry
-from grader.engine.confinement import clock, codec, fork_servers, framing, messages, scratch
+from grader.engine.confinement import clean, clock, codec, fork_servers, framing, messages, scratch
 from grader.engine.confinement.policy import IMPORT_TIME_LIMIT, MAX_MESSAGE, MEMORY_LIMIT
 from grader.engine.confinement.scratch import ScratchBound, remove_tree
 from grader.engine.confinement.zygote import START_TIMEOUT, ForkServer, ForkServerError
@@ -376,7 +376,7 @@ def _overrun(bound: str, meter: clock.Meter) -> str:
 
 def _printed(output: str, lines: int, keep: int) -> str:
     """The first ``keep`` lines a call printed, and how many more there were."""
-    kept = codec.clean_text(output, len(output)).splitlines()
+    kept = clean.clean_text(output, len(output)).splitlines()
     total = max(lines, len(kept))
     shown = kept[:keep]
     if total > len(shown):

@@ -25,7 +25,7 @@ from traitlets import Float
 
 from grader.engine import options
 from grader.engine import registry
-from grader.engine.classes.keeper import fingerprint
+from grader.engine.submissions.digests import fingerprint
 from grader.engine.classes.runner import run_checks
 from grader.engine.confinement import system
 from grader.engine.options import Options

@@ -16,7 +16,7 @@ Three promises, each kept here:
   for the records still to come; a write that finds the disk full frees part of it and tries again, and
   between students it is topped up to what the rest need, as far as the disk allows.
 - **A record stands only while nothing grading read has changed.** :meth:`ClassRecord.standing` says
-  whether a student's record still holds: the same work, by content (:func:`grader.engine.classes.keeper.work_digest`),
+  whether a student's record still holds: the same work, by content (:func:`grader.engine.submissions.digests.work_digest`),
   the same edition of the kit's checks, reference and engine (:func:`grader.engine.edition.kit_edition`),
   and the same settings (the exercises and the limits chosen); else why it must be graded again.
 """
@@ -27,7 +27,7 @@ import errno
 import os
 from pathlib import Path
 
-from grader.engine.classes.keeper import work_digest
+from grader.engine.submissions.digests import work_digest
 from grader.engine.results import SubmissionResult, write_atomically
 from grader.engine.submissions.intake import Student
 from grader.reports import gradebook

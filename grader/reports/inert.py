@@ -1,7 +1,7 @@
 """Text from a student, escaped for each format where a report puts it; and the page every HTML report uses.
 
 What a learner's code sent was cleaned once, as it crossed into the judge
-(:func:`grader.engine.confinement.codec.clean_text`); here, at the edge, each format
+(:func:`grader.engine.confinement.clean.clean_text`); here, at the edge, each format
 escapes what would mean something in it: a spreadsheet takes no cell for a
 formula (:func:`csv_text`), Markdown quotes a student's text as text
 (:func:`inline`, :func:`fenced`), and a page has the kit's one heading

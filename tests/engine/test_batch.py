@@ -18,8 +18,8 @@ import pytest
 
 import classes
 from classes import MAX, NUMPY, OPTIONS, cli, result_of, rows
-from grader.commands import check, grade
-from grader.engine import registry
+from grader.commands import grade
+from grader.engine import options, registry
 from grader.engine.classes import batch as batch_engine
 from grader.engine.results import ERROR_STATUS, SubmissionResult
 from grader.engine.submissions import intake
@@ -66,7 +66,7 @@ def batch(students: list, jobs: int, out: Path) -> Path:
     """
     # A generous limit per call: a loaded machine must not time a check out in one grading and not another.
     args = grade.parser().parse_args(["unused", "--out", str(out), "--time-limit", "30", *OPTIONS])
-    exercises = check.chosen_exercises(args)
+    exercises = options.chosen_exercises(args)
     out.mkdir()
     record = ClassRecord(out.resolve(), [exercise.module for exercise in exercises], "edition",
                          grade.settings(args, exercises))
@@ -246,7 +246,6 @@ def test_a_student_who_waits_leaves_the_processor_to_the_others(tmp_path):
     """With one job, a student whose call sleeps until its limit stops it (3 s, so 6 s of waiting) holds no
     processor: their judge says so, a second judge grades the two students after them meanwhile, and the sleeper
     is still stopped, with the reason."""
-    from grader.engine.classes import runner
     from grader.engine.options import Options
 
     folders = {"1-sleeper": make_submission(tmp_path / "sleeper", {"softmax": SLEEPER}),
@@ -254,7 +253,7 @@ def test_a_student_who_waits_leaves_the_processor_to_the_others(tmp_path):
     exercises = [registry.exercise("softmax")]
     finished = []
     stopped = batch_engine.grade_class([intake.Student(student, str(folder)) for student, folder in folders.items()],
-                                       1, exercises, runner.pytest_args(exercises, Options(time_limit=3.0)),
+                                       1, exercises, options.pytest_command(exercises, Options(time_limit=3.0)),
                                        lambda student, result: finished.append((student.id, result)), tmp_path)
     assert stopped == ""
     assert [student for student, _ in finished] == ["2-right", "3-right", "1-sleeper"]
@@ -287,7 +286,7 @@ def test_a_result_that_cannot_be_written_costs_its_student_alone(tmp_path):
         recorded[student.id] = result
 
     args = grade.parser().parse_args(["unused", "--out", str(tmp_path / "out"), "--time-limit", "30", *OPTIONS])
-    exercises = check.chosen_exercises(args)
+    exercises = options.chosen_exercises(args)
     pytest_args = grade.judge_arguments(args, exercises)
     assert batch_engine.grade_class(students, 1, exercises, pytest_args, record, workdir=tmp_path) == ""
     assert [recorded[name].status for name in ("a", "b", "c")] == ["ok", "crashed", "ok"]

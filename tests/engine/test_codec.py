@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from grader.engine.confinement import codec, framing
+from grader.engine.confinement import clean, codec, framing
 
 
 class LyingFloat(float):
@@ -102,13 +102,13 @@ def test_malformed_messages_are_refused(tree):
 
 @pytest.mark.parametrize("text", ["\ud800", "a\udfffb", "\ud83d\ude00 split pair", "é\udcff\x1b[2J"])
 def test_clean_text_leaves_no_lone_surrogate(text):
-    cleaned = codec.clean_text(text)
+    cleaned = clean.clean_text(text)
     cleaned.encode("utf-8")  # a file, a CSV cell or a terminal takes it
     assert len(cleaned) == len(text) and "\ufffd" in cleaned
 
 
 def test_clean_text_caps_before_it_cleans():
-    cleaned = codec.clean_text("\ud800" * 10**6, 100)
+    cleaned = clean.clean_text("\ud800" * 10**6, 100)
     assert len(cleaned) == 100 and cleaned.endswith("…")
 
 

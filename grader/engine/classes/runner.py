@@ -3,7 +3,7 @@
 Every road calls it (``softlookup check``, a notebook's ``check_here``, the
 Gradescope autograder, nbgrader's autograde step, the student bundle's
 release), and ``softlookup grade``'s judges run pytest the same way
-(:func:`pytest_args`). pytest runs in this process; the learner's code runs
+(:func:`grader.engine.options.pytest_command`). pytest runs in this process; the learner's code runs
 in confined workers, never here.
 """
 
@@ -19,25 +19,8 @@ import pytest
 
 from grader.engine import plugin, registry
 from grader.engine.confinement import fork_servers
-from grader.engine.options import Options, stay_offline
+from grader.engine.options import Options, pytest_command, stay_offline
 from grader.engine.results import SubmissionResult
-
-# pytest's own plugins that the judge has no use for (several cost time on every check).
-UNUSED_PLUGINS = ("cacheprovider", "logging", "warnings", "faulthandler", "unraisableexception", "threadexception",
-                  "doctest", "junitxml", "pastebin", "stepwise", "legacypath", "tmpdir", "monkeypatch", "recwarn",
-                  "setuponly", "setupplan", "unittest", "subtests")
-# How the judge runs pytest: its own configuration file, no conftest.py from anywhere, no plugin it did not
-# name, no folder put on sys.path, no assertion rewriting (the checks report through grader.engine.verify).
-PYTEST_ARGS = ["-c", str(registry.CHECKS_DIR / "pytest.ini"), f"--rootdir={registry.CHECKS_DIR}", "--noconftest",
-               "-p", "grader.engine.plugin", "--import-mode=importlib", "--assert=plain", "-o", "addopts=",
-               *[arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")]]
-
-
-def pytest_args(exercises: list[registry.Exercise], options: Options) -> list[str]:
-    """The check files of ``exercises`` (public ones only with ``options.public``) and the options, for pytest."""
-    files = [str(path) for exercise in exercises for path in exercise.check_files(hidden=not options.public)]
-    return [*files, *options.pytest_args(), *PYTEST_ARGS]
-
 
 def run_checks(folder: Path, exercises: list[registry.Exercise], options: Options = Options(),
                verbose: bool = False, plugins=(), problem: str = "") -> SubmissionResult:
@@ -52,7 +35,7 @@ def run_checks(folder: Path, exercises: list[registry.Exercise], options: Option
         plugins = [*plugins, _Problem(problem)]
     # The fork servers start now, so that their imports (seconds, for torch) overlap pytest's start-up.
     fork_servers.preload(plugin.fork_server_needed(Path(folder), exercises))
-    args = [*pytest_args(exercises, options), f"--submission={folder}"]
+    args = [*pytest_command(exercises, options), f"--submission={folder}"]
     capture, output = _Capture(), io.StringIO()
     with plugins_named_only():
         if verbose:
@@ -93,7 +76,7 @@ class _Problem:
 
 @contextlib.contextmanager
 def plugins_named_only():
-    """No pytest plugin loads by entry point while the judge runs: only those PYTEST_ARGS names."""
+    """No pytest plugin loads by entry point while the judge runs: only those :data:`grader.engine.options.PYTEST_ARGS` names."""
     before = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     try:

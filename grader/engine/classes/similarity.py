@@ -34,12 +34,14 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from grader.engine.results import write_atomically
 from grader.engine.submissions import intake, notebooks
 from grader.engine.submissions.intake import Student
+
+if TYPE_CHECKING:  # numpy is imported where texts are compared, not by the coordinator that imports this module
+    import numpy as np
 
 DEFAULT_THRESHOLD = 0.8  # the share of a student's own code found in the other's: `softlookup grade --similarity`
 K = 25  # copydetect's noise threshold: a match shorter than this many characters (names made symbols) is no match
@@ -122,7 +124,7 @@ def pairs(code: dict[str, dict[str, str]], boilerplate: dict[str, list[str]],
     if store is not None and made_any:
         try:  # this run's texts only: a student's earlier versions go
             write_atomically(store / STORE, json.dumps({"tokeniser": _tokeniser(), "tokens": {
-                digest: [filtered, np.asarray(offsets).tolist()] for digest, (filtered, offsets) in tokens.items()}}))
+                digest: [filtered, offsets.tolist()] for digest, (filtered, offsets) in tokens.items()}}))
         except OSError:  # a full disk costs the next run its time, never this run its pairs
             pass
     return sorted(found, key=lambda pair: (-pair.score, pair.exercise, pair.students))
@@ -153,6 +155,8 @@ def _each_module(jobs: list[tuple]) -> list[tuple[list[Pair], dict, bool]]:
 
 def _module_pairs(job: tuple) -> tuple[list[Pair], dict[str, tuple[str, np.ndarray]], bool]:
     """One exercise's pairs, every one of its texts' tokens by digest, and whether any had to be made."""
+    import numpy as np  # as copydetect's offsets are
+
     module, written, handed_out, threshold, kept = job
     tokens, made = {}, False
     for text in {*written.values(), *handed_out}:

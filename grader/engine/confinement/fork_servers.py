@@ -15,14 +15,16 @@ A class's judges are separate processes. On Linux their coordinator starts
 from __future__ import annotations
 
 import atexit
-import os
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.engine import registry
 from grader.engine.confinement import scratch, system
-from grader.engine.confinement.spawner import SpawnServer
 from grader.engine.confinement.zygote import ForkServer, SharedForkServer
+
+if TYPE_CHECKING:  # imported where it serves: it speaks the pipe's codec, which imports numpy, and a class's
+    from grader.engine.confinement.spawner import SpawnServer  # coordinator, which only starts fork servers, never does
 
 _servers: dict[str, ForkServer | SpawnServer] = {}
 _server_logs: list[Path] = []
@@ -40,8 +42,12 @@ def server(needs: str) -> ForkServer | SpawnServer:
     running = [kind for kind in kinds[kinds.index(needs):] if kind in _servers]
     if running:
         return _servers[running[0]]
-    kind = ForkServer if system.confines() else SpawnServer
-    _servers[needs] = kind(_imports(needs), _log(needs))
+    if system.confines():
+        _servers[needs] = ForkServer(_imports(needs), _log(needs))
+    else:
+        from grader.engine.confinement.spawner import SpawnServer
+
+        _servers[needs] = SpawnServer(_imports(needs), _log(needs))
     return _servers[needs]
 
 

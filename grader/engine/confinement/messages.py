@@ -7,7 +7,7 @@ fields the judge uses, each of the type and within the range the protocol
 (:mod:`grader.engine.confinement.worker`) gives it, or raises :class:`Malformed` naming
 the first field that is not. The slot turns that into the learner's crash,
 never the kit's failure: nothing past this module touches a worker's field
-unchecked. What a learner wrote is also cleaned here (:func:`codec.clean_text`).
+unchecked. What a learner wrote is also cleaned here (:func:`clean.clean_text`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from grader.engine.confinement import codec
+from grader.engine.confinement import clean
 from grader.engine.confinement.policy import MAX_LINES_COUNTED, MAX_READS
 from grader.engine.results import WORKER_KINDS, ErrorKind
 
@@ -98,7 +98,7 @@ def error_record(error) -> ErrorRecord:
     _require(isinstance(kind, str) and kind in WORKER_KINDS, "error kind")
     _require(isinstance(type_name, str), "error type")
     _require(isinstance(text, str), "error message")
-    return ErrorRecord(ErrorKind(kind), codec.clean_text(type_name, 100), codec.clean_text(text, 2000),
+    return ErrorRecord(ErrorKind(kind), clean.clean_text(type_name, 100), clean.clean_text(text, 2000),
                        _place(error.get("where")))
 
 
@@ -112,7 +112,7 @@ def _place(where) -> tuple[str, int, str] | None:
     if line is None:
         return None
     _require(0 <= line <= 10**7, "error line")
-    return codec.clean_text(file, 100), line, codec.clean_text(code, 200)
+    return clean.clean_text(file, 100), line, clean.clean_text(code, 200)
 
 
 def ready(message) -> tuple[dict | None, str]:
@@ -128,7 +128,7 @@ def ready(message) -> tuple[dict | None, str]:
     error = message.get("error")
     if not isinstance(error, dict):
         return None, "no reason given"
-    return None, codec.clean_text(f"{error.get('type')}: {error.get('message')}", 300)
+    return None, clean.clean_text(f"{error.get('type')}: {error.get('message')}", 300)
 
 
 def status_line(line: str) -> tuple[str, int]:

@@ -20,7 +20,7 @@ the report says, so a worker that reports less than it read can only keep a
 stale result on the machine of the learner whose code lied, a machine where
 they could edit the kit itself. A class graded by ``softlookup grade`` keeps
 nothing by what was read: a student's work is compared whole
-(:func:`grader.engine.classes.keeper.work_digest`).
+(:func:`grader.engine.submissions.digests.work_digest`).
 
 Torch and transformers bring thousands of modules, and a GPT-2 exercise
 answers dozens of calls: so each report looks only at the names that came

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from grader.engine import registry
-from grader.engine.confinement import codec, scratch
+from grader.engine.confinement import clean, scratch
 from grader.engine.submissions import inspection
 
 KIT_TAG = "softlookup-kit"
@@ -101,7 +101,7 @@ def code_cells(path: Path) -> list[str]:
     try:
         cells = json.loads(data)["cells"]
     except (ValueError, RecursionError, MemoryError) as error:  # JSONDecodeError and UnicodeDecodeError included
-        reason = codec.clean_text(str(error), 200)
+        reason = clean.clean_text(str(error), 200)
         raise NotebookError(f"{name} is not a notebook: it is not valid JSON ({reason})") from None
     except (KeyError, TypeError, IndexError):
         raise NotebookError(f"{name} is not a notebook: it has no list of cells") from None
@@ -125,7 +125,7 @@ def code_cells(path: Path) -> list[str]:
             raise NotebookError(f"{name} has more code than the grader reads (a cell may hold "
                                 f"{MAX_CELL_CHARS:,} characters, all cells {MAX_MODULE_CHARS:,}): move data "
                                 "out of the code cells")
-        if codec.clean_value(source) is not source:
+        if clean.clean_value(source) is not source:
             raise NotebookError(f"{name} is not a notebook that can be graded: a code cell holds a character "
                                 "that is not valid text (a lone surrogate such as \\ud800)")
         sources.append(source)
@@ -224,7 +224,7 @@ def write_modules(sources: dict[str, Path], target: Path, keep_going: bool = Fal
         except NotebookError as error:
             if not keep_going:
                 raise
-            text = f"raise SyntaxError({codec.clean_text(str(error), 500)!r}, ({source.name!r}, None, None, None))\n"
+            text = f"raise SyntaxError({clean.clean_text(str(error), 500)!r}, ({source.name!r}, None, None, None))\n"
         destination.write_text(text, encoding="utf-8", errors="replace")
 
 
