@@ -161,7 +161,8 @@ class _Coordinator:
         student, judge.current, judge.waiting = judge.current, None, False
         if reply.get("stopping"):
             self.retire(judge)
-        self.dispatch()  # the next student starts before this one's record is written
+        else:
+            self.dispatch()  # the next student starts before this one's record is written
         try:
             if "judge_died" in reply:
                 result = crashed(student.id, self.exercises, one_line(reply["judge_died"]), ErrorKind.JUDGE_DIED,
@@ -182,15 +183,15 @@ class _Coordinator:
         self.deaths[student.id] = self.deaths.get(student.id, 0) + 1
         if self.deaths[student.id] < DEATHS:
             self.queue.insert(0, student)
-            self.retire(judge)
-            self.dispatch()  # a new judge takes them at once
+            self.retire(judge)  # and another judge takes them at once
             return None
         return {"judge_died": judge.why(), "stopping": True}
 
     def retire(self, judge: "_Judge"):
-        """Give this judge no more students."""
+        """Give this judge no more students; whoever waits goes to another."""
         self.selector.unregister(judge.reader)
         judge.current, judge.retired = None, True
+        self.dispatch()
 
     def stop(self):
         for judge in self.judges:
