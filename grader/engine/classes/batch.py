@@ -64,10 +64,11 @@ def described(error: BaseException) -> str:
 
 def grade_class(todo: list[Student], jobs: int, exercises: list[registry.Exercise], pytest_args: list[str],
                 record, workdir: Path) -> str:
-    """Feed ``todo`` to ``jobs`` judges until all are graded; why the batch stopped, if it did ("" if not).
+    """Feed ``todo`` to judges, ``jobs`` of them computing at a time, until all are graded; why the batch stopped,
+    if it did ("" if not).
 
     ``record(student, result)`` is called in this process for every student finished, graded or crashed,
-    in the order they finish; judges run pytest with ``pytest_args`` (:func:`grader.engine.classes.runner.pytest_args`)
+    in the order they finish; judges run pytest with ``pytest_args`` (:func:`grader.engine.options.pytest_command`)
     in ``workdir``.
     """
     batch = _Coordinator(todo, jobs, exercises, pytest_args, record, workdir)
