@@ -20,12 +20,12 @@ from rich.console import Console
 
 from grader.engine import edition, hint_record, options, registry
 from grader.engine.classes.keeper import Keeper
-from grader.engine.submissions.digests import fingerprint
 from grader.engine.classes.runner import run_checks, stop_cleanly_on_sigterm
 from grader.engine.confinement import system
 from grader.engine.options import Options
 from grader.engine.results import SubmissionResult
 from grader.engine.submissions import notebooks
+from grader.engine.submissions.digests import fingerprint
 from grader.engine.submissions.intake import exercise_folder, link_on_the_way
 from grader.reports import terminal
 from grader.reports.gradescope import write_gradescope
@@ -153,11 +153,12 @@ def watch(directory: Path, prefer_notebooks: bool, refused: str, exercises: list
           chosen: Options) -> int:
     """Grade, then grade again whenever a file of the folder changes, until Ctrl-C.
 
-    A change is any file a graded copy holds (:func:`~grader.engine.submissions.digests.fingerprint`), and the grading is
-    ``check``'s, kept by a :class:`~grader.engine.classes.keeper.Keeper` (which grades again the exercises whose grading
-    read what changed), so a watched result is always the one ``softlookup check`` gives. The screen is redrawn each time, made to
-    fit the terminal with the failure just caused on it (:func:`~grader.reports.terminal.watch_screen`); the
-    fork servers and the reference's answers stay warm between runs.
+    A change is any file a graded copy holds (:func:`~grader.engine.submissions.digests.fingerprint`), and the
+    grading is ``check``'s, kept by a :class:`~grader.engine.classes.keeper.Keeper` (which grades again the
+    exercises whose grading read what changed), so a watched result is always the one ``softlookup check``
+    gives. The screen is redrawn each time, made to fit the terminal with the failure just caused on it
+    (:func:`~grader.reports.terminal.watch_screen`); the fork servers and the reference's answers stay warm
+    between runs.
     """
     console = Console(highlight=False)
     keeper, seen = Keeper(), None

@@ -27,8 +27,8 @@ import errno
 import os
 from pathlib import Path
 
-from grader.engine.submissions.digests import work_digest
 from grader.engine.results import SubmissionResult, write_atomically
+from grader.engine.submissions.digests import work_digest
 from grader.engine.submissions.intake import Student
 from grader.reports import gradebook
 

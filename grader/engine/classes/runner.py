@@ -76,7 +76,8 @@ class _Problem:
 
 @contextlib.contextmanager
 def plugins_named_only():
-    """No pytest plugin loads by entry point while the judge runs: only those :data:`grader.engine.options.PYTEST_ARGS` names."""
+    """No pytest plugin loads by entry point while the judge runs: only those that
+    :data:`grader.engine.options.PYTEST_ARGS` names."""
     before = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     try:

@@ -23,8 +23,10 @@ from grader.engine import registry
 from grader.engine.confinement import scratch, system
 from grader.engine.confinement.zygote import ForkServer, SharedForkServer
 
-if TYPE_CHECKING:  # imported where it serves: it speaks the pipe's codec, which imports numpy, and a class's
-    from grader.engine.confinement.spawner import SpawnServer  # coordinator, which only starts fork servers, never does
+# The spawner speaks the pipe's codec, which imports numpy: it is imported where workers are spawned, never by a
+# class's coordinator, which only starts fork servers.
+if TYPE_CHECKING:
+    from grader.engine.confinement.spawner import SpawnServer
 
 _servers: dict[str, ForkServer | SpawnServer] = {}
 _server_logs: list[Path] = []
