@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from grader.engine import registry, verify
+from grader.engine.confinement import system
 from grader.engine.confinement.messages import MAX_LINES_COUNTED
 from grader.engine.errors import KitError, SubmissionError
 from grader.engine.proxies import Namespace
@@ -85,6 +86,9 @@ def counted(fail=False):
     if fail:
         raise ValueError(f"failed at call {calls}")
     return np.array([calls])
+
+def collected_and_frozen():
+    return len(gc.get_objects()), gc.get_freeze_count()
 '''
 
 
@@ -157,6 +161,15 @@ def test_a_learner_worker_starts_no_process(toy):
     learner, trusted, _ = toy
     with pytest.raises(SubmissionError, match="tried to start or signal another process"):
         learner.toy.spawn()
+
+
+@pytest.mark.skipif(not system.confines(), reason="workers are forked from a fork server on Linux alone")
+def test_a_learners_collections_leave_the_libraries_objects_alone(toy):
+    """The objects a worker inherits from its fork server are frozen out of the collector's reach, so that a learner
+    whose code allocates is not charged for walking (and copying) numpy's and the kit's heap."""
+    learner, _, _ = toy
+    collected, frozen = learner.toy.collected_and_frozen()
+    assert frozen > collected > 0
 
 
 def test_a_dead_worker_is_replaced(toy):

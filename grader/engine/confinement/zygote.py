@@ -27,6 +27,7 @@ and goes, taking them along (each dies with its parent).
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -245,6 +246,9 @@ def _fork_workers(control: socket.socket):
             model_cache.prebuild(settings)  # once per model, here: the worker forked next inherits it
         except Exception:  # the worker builds it itself, and reports why it cannot
             pass
+        # The libraries' objects, frozen out of the collector's reach: a worker's collections would otherwise walk
+        # (and so copy, page by page) torch's and transformers' hundreds of thousands of objects it inherited.
+        gc.freeze()
         pid = os.fork()
         if pid == 0:
             try:
