@@ -280,9 +280,13 @@ class Grading:
     @pytest.hookimpl(tryfirst=True)
     def pytest_keyboard_interrupt(self, excinfo):
         """Ctrl-C: the workers go at once, before pytest's own report of it; and that report shows where it
-        was pressed, not the source of every frame on the way there (seconds of parsing on a busy machine)."""
+        was pressed, not the source of every frame on the way there (seconds of parsing on a busy machine).
+
+        "Where" is the last frame pytest shows: Ctrl-C can land in one it hides (pluggy's hook calls), and a
+        report left with no frame to show raised AssertionError out of pytest instead of ending the grading.
+        """
         self.sandbox.stop_workers()
-        excinfo.traceback = excinfo.traceback[-1:]
+        excinfo.traceback = excinfo.traceback.filter(excinfo)[-1:]
 
     def pytest_sessionfinish(self, session):
         if not self.batch:

@@ -129,7 +129,8 @@ def test_ctrl_c_ends_the_watch_and_every_worker_within_a_second(tmp_path, busy_m
         else:  # the watch -> a fork server -> a supervisor -> a worker, running a check
             seen = wait_for(lambda seen: a_worker_runs(seen, 3), terminal, "grading")
         seconds = seconds_to_stop(terminal, seen)
-        assert terminal.process.returncode == 0 and b"Stopped watching." in terminal.output, terminal.output[-3000:]
+        assert terminal.process.returncode == 0 and b"Stopped watching." in terminal.output, \
+            terminal.output.decode(errors="replace")[-3000:]
         assert seconds <= BOUND, f"{seconds:.2f} s from Ctrl-C until the watch and its workers had ended"
     finally:
         terminal.stop()

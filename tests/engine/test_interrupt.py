@@ -10,12 +10,16 @@ to once its learner's call is running (a state, waited for).
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
 import time
 
+import pytest
+
+from grader.engine import registry
 from helpers import ENV, with_ctrl_c
 
 LOOPING_SOFTMAX = "def softmax(x, axis=-1):\n    while True:\n        pass\n"
@@ -93,3 +97,43 @@ def test_ctrl_c_stops_every_worker_before_pytest_reports_it(tmp_path):
     assert ended == {"interrupted": True}
     assert observed["workers"] == [], f"workers still alive when pytest reported the interruption: {observed}"
     assert observed["frames"] == 1, "pytest would parse the source of every frame before the grading ends"
+
+
+CTRL_C_IN_A_HIDDEN_FRAME = textwrap.dedent("""
+    import json, os, sys
+    from pathlib import Path
+    import pytest
+    from grader.engine import registry
+    from grader.engine.classes.runner import run_checks
+
+    class CtrlC:
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_runtest_call(self, item):
+            __tracebackhide__ = True  # as in pluggy's hook calls, where Ctrl-C often lands
+            raise KeyboardInterrupt
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_keyboard_interrupt(self, excinfo):  # after the kit's hook cut the traceback
+            self.shown = [not entry.ishidden(excinfo) for entry in excinfo.traceback]
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_sessionfinish(self, session):
+            if sys.argv[2] == "winding-up-fails":
+                raise RuntimeError("a plugin failed after Ctrl-C")
+
+    ctrl_c = CtrlC()
+    try:
+        run_checks(Path(sys.argv[1]), [registry.exercise("softmax")], plugins=[ctrl_c])
+    except KeyboardInterrupt:
+        print(json.dumps({"interrupted": True, "frames shown": ctrl_c.shown}))
+""")
+
+
+@pytest.mark.parametrize("after", ["reported", "winding-up-fails"])
+def test_ctrl_c_ends_the_grading_as_an_interruption_wherever_it_lands(tmp_path, after):
+    """Ctrl-C in a frame pytest hides, and a plugin failing as the session winds up after it: the grading still
+    ends with KeyboardInterrupt (the watch's "Stopped watching.", check's exit 130), never a traceback."""
+    shutil.copy(registry.SOLUTIONS_DIR / "softmax.py", tmp_path)
+    done = subprocess.run([sys.executable, "-c", CTRL_C_IN_A_HIDDEN_FRAME, str(tmp_path), after], env=ENV,
+                          capture_output=True, text=True, timeout=300)
+    assert done.stdout.strip() == '{"interrupted": true, "frames shown": [true]}', done.stderr[-3000:]

@@ -37,13 +37,18 @@ def run_checks(folder: Path, exercises: list[registry.Exercise], options: Option
     fork_servers.preload(plugin.fork_server_needed(Path(folder), exercises))
     args = [*pytest_command(exercises, options), f"--submission={folder}"]
     capture, output = _Capture(), io.StringIO()
-    with plugins_named_only():
-        if verbose:
-            code = pytest.main([*args, "-v"], plugins=[capture, *plugins])
-        else:
-            with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-                code = pytest.main([*args, "-q"], plugins=[capture, *plugins])
-    if code == pytest.ExitCode.INTERRUPTED:
+    try:
+        with plugins_named_only():
+            if verbose:
+                code = pytest.main([*args, "-v"], plugins=[capture, *plugins])
+            else:
+                with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+                    code = pytest.main([*args, "-q"], plugins=[capture, *plugins])
+    except Exception:
+        if capture.interrupted:  # pytest failed while it wound up after a Ctrl-C: a Ctrl-C all the same
+            raise KeyboardInterrupt from None
+        raise
+    if code == pytest.ExitCode.INTERRUPTED or capture.interrupted:
         raise KeyboardInterrupt
     if capture.result is None or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         lines = output.getvalue().strip().splitlines()
@@ -54,9 +59,13 @@ def run_checks(folder: Path, exercises: list[registry.Exercise], options: Option
 
 
 class _Capture:
-    """A pytest plugin object that keeps the session's result for the caller."""
+    """A pytest plugin object that keeps the session's result for the caller, and whether Ctrl-C ended it."""
 
     result: SubmissionResult | None = None
+    interrupted = False
+
+    def pytest_keyboard_interrupt(self):
+        self.interrupted = True
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session):
