@@ -159,8 +159,8 @@ class Grading:
         self.sandbox.begin_submission(self.options.budget)
         invalid = SubmissionError(ErrorKind.INVALID, problem) if problem else None
         current.ungradable = {exercise.module: error for exercise in self.exercises
-                              if (error := invalid or _ungradable(folder, exercise, shown))}
-        current.needs = {exercise.module: needs_of(folder, exercise) for exercise in self.exercises}
+                              if (error := invalid or inspection.ungradable(folder, exercise, shown))}
+        current.needs = {exercise.module: inspection.needs_of(folder, exercise) for exercise in self.exercises}
         fork_servers.preload(registry.richest(needs for module, needs in current.needs.items()
                                          if module not in current.ungradable))
         if self.options.require_isolation:  # otherwise the first learner's worker reports what holds
@@ -328,37 +328,6 @@ class Grading:
             ),
             exercise.title,
         )
-
-
-def fork_server_needed(folder: Path, exercises: list[registry.Exercise]) -> str:
-    """The fork server the started exercises of ``folder`` need (the richest of their needs)."""
-    return registry.richest(needs_of(folder, e) for e in exercises if _ungradable(folder, e) is None)
-
-
-def needs_of(folder: Path, exercise: registry.Exercise) -> str:
-    """The fork server an exercise's workers come from: the registry's, or a richer one where the learner's code
-    imports torch or transformers (read, not run), so that `import torch` in softmax.py costs no import time.
-
-    Any other library is imported by the worker itself, within the import's time limit.
-    """
-    used = inspection.libraries_used(folder, exercise.module)
-    return registry.richest([exercise.needs, *(kind for kind in registry.NEEDS if kind in used)])
-
-
-def _ungradable(folder: Path, exercise: registry.Exercise, shown: str | None = None) -> SubmissionError | None:
-    """Why none of an exercise's checks needs to run, found without running anything: no file, or stubs only.
-
-    A learner starts one exercise at a time; the ones not started cost
-    nothing (no worker, no torch for GPT-2) and say so in one line.
-    """
-    path = folder / f"{exercise.module}.py"
-    label = f"{exercise.module}.py"
-    if not path.is_file():
-        return SubmissionError(ErrorKind.MISSING, f"there is no {label} in {shown or folder}: put your file there, or "
-                               "check the folder name", f"importing {label}")
-    if inspection.untouched(path, exercise.functions):
-        return SubmissionError(ErrorKind.NOT_IMPLEMENTED, "", f"{label}: every function")
-    return None
 
 
 def _report_verdicts_plainly(item):

@@ -21,6 +21,7 @@ from grader.engine import plugin, registry
 from grader.engine.confinement import fork_servers
 from grader.engine.options import Options, pytest_command, stay_offline
 from grader.engine.results import SubmissionResult
+from grader.engine.submissions import inspection
 
 def run_checks(folder: Path, exercises: list[registry.Exercise], options: Options = Options(),
                verbose: bool = False, plugins=(), problem: str = "") -> SubmissionResult:
@@ -34,7 +35,7 @@ def run_checks(folder: Path, exercises: list[registry.Exercise], options: Option
     if problem:
         plugins = [*plugins, _Problem(problem)]
     # The fork servers start now, so that their imports (seconds, for torch) overlap pytest's start-up.
-    fork_servers.preload(plugin.fork_server_needed(Path(folder), exercises))
+    fork_servers.preload(inspection.fork_server_needed(Path(folder), exercises))
     args = [*pytest_command(exercises, options), f"--submission={folder}"]
     capture, output = _Capture(), io.StringIO()
     try:

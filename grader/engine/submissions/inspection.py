@@ -14,6 +14,10 @@ import ast
 import functools
 from pathlib import Path
 
+from grader.engine import registry
+from grader.engine.errors import SubmissionError
+from grader.engine.results import ErrorKind
+
 
 # Bytes; a larger file is not parsed in the judge, just graded. Parsing costs the judge ~700 times a file's
 # size in memory for crafted source; the largest solution is 12 KB.
@@ -120,3 +124,34 @@ def _raises_not_implemented(statement: ast.stmt) -> bool:
         return False
     raised = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
     return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
+
+
+def fork_server_needed(folder: Path, exercises: list[registry.Exercise]) -> str:
+    """The fork server the started exercises of ``folder`` need (the richest of their needs)."""
+    return registry.richest(needs_of(folder, e) for e in exercises if ungradable(folder, e) is None)
+
+
+def needs_of(folder: Path, exercise: registry.Exercise) -> str:
+    """The fork server an exercise's workers come from: the registry's, or a richer one where the learner's code
+    imports torch or transformers (read, not run), so that `import torch` in softmax.py costs no import time.
+
+    Any other library is imported by the worker itself, within the import's time limit.
+    """
+    used = libraries_used(folder, exercise.module)
+    return registry.richest([exercise.needs, *(kind for kind in registry.NEEDS if kind in used)])
+
+
+def ungradable(folder: Path, exercise: registry.Exercise, shown: str | None = None) -> SubmissionError | None:
+    """Why none of an exercise's checks needs to run, found without running anything: no file, or stubs only.
+
+    A learner starts one exercise at a time; the ones not started cost
+    nothing (no worker, no torch for GPT-2) and say so in one line.
+    """
+    path = folder / f"{exercise.module}.py"
+    label = f"{exercise.module}.py"
+    if not path.is_file():
+        return SubmissionError(ErrorKind.MISSING, f"there is no {label} in {shown or folder}: put your file there, or "
+                               "check the folder name", f"importing {label}")
+    if untouched(path, exercise.functions):
+        return SubmissionError(ErrorKind.NOT_IMPLEMENTED, "", f"{label}: every function")
+    return None
