@@ -106,6 +106,7 @@ def seconds_to_stop(terminal: Terminal, started: dict[int, int], gone=lambda gen
                 pass
     seconds = time.monotonic() - pressed
     print(f"stopped {seconds:.2f} s after Ctrl-C")  # the figure, for whoever measures by hand (-s)
+    terminal.everything()  # its last words, written just before it ended, may still wait in the terminal
     return seconds
 
 
