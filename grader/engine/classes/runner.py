@@ -23,6 +23,7 @@ from grader.engine.options import Options, pytest_command, stay_offline
 from grader.engine.results import SubmissionResult
 from grader.engine.submissions import inspection
 
+
 def run_checks(folder: Path, exercises: list[registry.Exercise], options: Options = Options(),
                verbose: bool = False, plugins=(), problem: str = "") -> SubmissionResult:
     """Run the checks of ``exercises`` on ``folder`` and return the result (``plugins``: more pytest plugins).
